@@ -1,0 +1,209 @@
+"""Cases: the durable part of a suite, kept as data files.
+
+A `.yaml`/`.yml` file holds one case or a list of cases; a `.jsonl` file holds
+one case per line. Every problem found while loading is collected and reported
+as `file:line: problem`, so one `casegate validate` shows them all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import glob
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
+
+from gate import checks
+from gate.errors import CaseFileError, located
+from gate.yamlfile import LineDict, YamlSyntaxError, line_of, load_yaml
+
+CaseId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$", min_length=1)]
+CASE_SUFFIXES = (".yaml", ".yml", ".jsonl")
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: CaseId
+    input: dict[str, Any]
+    expect: dict[str, Any]
+    critical: bool = False
+    tags: list[str] = Field(default_factory=list)
+    note: str | None = None
+    provenance: str | None = None
+    added: dt.date | str | None = None
+    version: int = Field(default=1, ge=1)
+    weight: float = Field(default=1.0, gt=0)
+    samples: int | None = Field(default=None, ge=1)
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+
+    # Where the case came from, for annotations and messages; not part of the data.
+    _source: str = PrivateAttr(default="")
+    _line: int = PrivateAttr(default=0)
+    _judges: list[tuple[str, checks.Judge]] = PrivateAttr(default_factory=list)
+
+    @property
+    def is_critical(self) -> bool:
+        return self.critical or "critical" in self.tags
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @property
+    def line(self) -> int:
+        return self._line
+
+    @property
+    def judges(self) -> list[tuple[str, checks.Judge]]:
+        return self._judges
+
+    def expect_hash(self) -> str:
+        """Fingerprint of what the case demands; a change is a ruler change."""
+        blob = json.dumps(self.expect, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def resolve_case_paths(patterns: Sequence[str], root: Path) -> tuple[list[Path], list[str]]:
+    """Expand files, folders and globs (relative to root) into case files."""
+    files: list[Path] = []
+    problems: list[str] = []
+    for pattern in patterns:
+        path = root / pattern
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in CASE_SUFFIXES and p.is_file())
+        elif path.is_file():
+            found = [path]
+        else:
+            found = sorted(
+                Path(p) for p in glob.glob(str(path), recursive=True) if p.endswith(CASE_SUFFIXES)
+            )
+        if not found:
+            problems.append(f"cases: {pattern!r} matches no .yaml, .yml or .jsonl file")
+        files.extend(found)
+    unique = list(dict.fromkeys(files))
+    return unique, problems
+
+
+def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
+    """(line, raw record) pairs from one file; raises CaseFileError on syntax."""
+    if path.suffix == ".jsonl":
+        for number, raw_line in enumerate(text.splitlines(), start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                yield number, json.loads(raw_line)
+            except ValueError as exc:
+                raise CaseFileError(located(path, number, f"invalid JSON: {exc}")) from None
+        return
+    try:
+        document = load_yaml(text)
+    except YamlSyntaxError as exc:
+        raise CaseFileError(located(path, exc.line, exc.message)) from None
+    if document is None:
+        return
+    if isinstance(document, dict):
+        yield line_of(document), document
+    elif isinstance(document, list):
+        for item in document:
+            yield line_of(item), item
+    else:
+        raise CaseFileError(located(path, 1, "expected a case (mapping) or a list of cases"))
+
+
+def _validation_problem(path: Path, line: int | None, raw: Any, exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    key = str(error["loc"][0]) if error["loc"] else None
+    key_line = line_of(raw, key) if isinstance(raw, LineDict) and key else line
+    if error["type"] == "extra_forbidden":
+        hint = difflib.get_close_matches(where, Case.model_fields, n=1)
+        message = f"unknown field {where!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+    elif error["type"] == "missing":
+        message = f"missing required field {where!r}"
+    else:
+        message = f"{where}: {error['msg']}"
+    case_id = raw.get("id") if isinstance(raw, dict) else None
+    prefix = f"case {case_id!r}: " if isinstance(case_id, str) else ""
+    return located(path, key_line or line, prefix + message)
+
+
+def _check_problem(path: Path, raw: LineDict | dict[str, Any], exc: checks.CheckSpecError) -> str:
+    expect = raw.get("expect")
+    message = str(exc)
+    key = None
+    if message.startswith("unknown check "):
+        key = message.split("'")[1]
+        hint = difflib.get_close_matches(key, checks.KNOWN_KEYS, n=1)
+        message = f"unknown check {key!r} in expect" + (
+            f" (did you mean {hint[0]!r}?)"
+            if hint
+            else f" (known: {', '.join(sorted(checks.KNOWN_KEYS))})"
+        )
+    else:
+        key = next((k for k in (expect or {}) if message.startswith(k)), None)
+    line = line_of(expect, key) if key else line_of(expect)
+    return located(path, line or line_of(raw), f"case {raw.get('id')!r}: {message}")
+
+
+def load_cases(files: Sequence[Path], display_root: Path | None = None) -> list[Case]:
+    """Load and validate every case; raises CaseFileError listing every problem."""
+    problems: list[str] = []
+    cases: list[Case] = []
+    first_seen: dict[str, str] = {}
+    for path in files:
+        shown = _display(path, display_root)
+        try:
+            text = path.read_text(encoding="utf-8")
+            records = list(_records(shown, text))
+        except CaseFileError as exc:
+            problems.extend(exc.problems)
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(located(shown, None, f"cannot read: {exc}"))
+            continue
+        for line, raw in records:
+            if not isinstance(raw, dict):
+                problems.append(located(shown, line, "a case must be a mapping"))
+                continue
+            try:
+                case = Case.model_validate(raw)
+            except ValidationError as exc:
+                problems.append(_validation_problem(shown, line, raw, exc))
+                continue
+            try:
+                case._judges = checks.build(case.expect)
+            except checks.CheckSpecError as exc:
+                problems.append(_check_problem(shown, raw, exc))
+                continue
+            case._source, case._line = str(shown), line or 1
+            where = located(shown, line, "")[:-2]
+            if case.id in first_seen:
+                problems.append(
+                    located(
+                        shown,
+                        line,
+                        f"duplicate case id {case.id!r} (first at {first_seen[case.id]})",
+                    )
+                )
+                continue
+            first_seen[case.id] = where
+            cases.append(case)
+    if problems:
+        raise CaseFileError(problems)
+    cases.sort(key=lambda case: case.id)
+    return cases
+
+
+def _display(path: Path, root: Path | None) -> Path:
+    if root is None:
+        return path
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return path

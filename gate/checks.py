@@ -1,0 +1,626 @@
+"""Deterministic checks: the judgement of an output, owned by the suite.
+
+Each check is a factory: it receives the argument from a case's `expect`
+entry, validates it (raising `CheckSpecError`, which the case loader turns
+into a `file:line` problem) and returns a callable that judges one output.
+A check never raises on odd output; it fails with a reason a person can act on.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from gate.outputs import Output, ToolCall
+
+JSON_PARSE_FAILED = object()
+
+
+class CheckSpecError(Exception):
+    """A check's argument in a case file is invalid."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    check: str
+    ok: bool
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "ok": self.ok, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class Subject:
+    """What a check sees: one output, its case input, parsed JSON on demand."""
+
+    text: str
+    case_input: Mapping[str, Any]
+    tool_calls: Sequence[ToolCall] = ()
+    case: Any = None
+    _parsed: Any = field(default=None, repr=False)
+    _parse_error: str | None = field(default=None, repr=False)
+    _parsed_done: bool = field(default=False, repr=False)
+
+    @classmethod
+    def of(cls, output: Output, case: Any) -> Subject:
+        return cls(output.text, case.input, output.tool_calls, case)
+
+    def parsed_json(self) -> tuple[Any, str | None]:
+        """The output parsed as JSON, or (JSON_PARSE_FAILED, reason)."""
+        if not self._parsed_done:
+            self._parsed_done = True
+            try:
+                self._parsed = json.loads(self.text)
+            except (ValueError, RecursionError) as exc:
+                self._parsed = JSON_PARSE_FAILED
+                self._parse_error = f"output is not JSON ({_short(str(exc), 80)})"
+        return self._parsed, self._parse_error
+
+
+Judge = Callable[[Subject], Verdict]
+Factory = Callable[[str, Any, Sequence[str]], Judge]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _describe(value: Any) -> str:
+    try:
+        return _short(json.dumps(value, ensure_ascii=False), 60)
+    except (TypeError, ValueError):
+        return _short(repr(value), 60)
+
+
+# --- argument validation ----------------------------------------------------
+
+
+def _strings(name: str, arg: Any, *, allow_single: bool = True) -> list[str]:
+    if allow_single and isinstance(arg, str):
+        return [arg]
+    if isinstance(arg, list) and arg and all(isinstance(item, str) for item in arg):
+        return list(arg)
+    shape = "a string or a non-empty list of strings" if allow_single else "a list of strings"
+    raise CheckSpecError(f"{name} takes {shape}, got {_describe(arg)}")
+
+
+def _count(name: str, arg: Any) -> int:
+    if isinstance(arg, bool) or not isinstance(arg, int) or arg < 0:
+        raise CheckSpecError(f"{name} takes a whole number ≥ 0, got {_describe(arg)}")
+    return arg
+
+
+def _pattern(name: str, arg: Any) -> re.Pattern[str]:
+    if not isinstance(arg, str):
+        raise CheckSpecError(f"{name} takes a regular expression string, got {_describe(arg)}")
+    try:
+        return re.compile(arg)
+    except re.error as exc:
+        raise CheckSpecError(f"{name}: invalid regular expression {arg!r}: {exc}") from None
+
+
+# --- normalisation ----------------------------------------------------------
+
+NORMALIZERS: dict[str, Callable[[str], str]] = {
+    "strip": str.strip,
+    "lower": str.lower,
+    "collapse_whitespace": lambda text: " ".join(text.split()),
+}
+
+
+def parse_normalize(arg: Any) -> list[str]:
+    steps = _strings("normalize", arg)
+    unknown = [step for step in steps if step not in NORMALIZERS]
+    if unknown:
+        raise CheckSpecError(
+            f"normalize: unknown step {unknown[0]!r} (known: {', '.join(NORMALIZERS)})"
+        )
+    return steps
+
+
+def _normalizer(steps: Sequence[str]) -> Callable[[str], str]:
+    functions = [NORMALIZERS[step] for step in steps]
+
+    def apply(text: str) -> str:
+        for function in functions:
+            text = function(text)
+        return text
+
+    return apply
+
+
+# --- text checks --------------------------------------------------------------
+
+
+def equals(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if not isinstance(arg, str):
+        raise CheckSpecError(f"equals takes a string, got {_describe(arg)}")
+    norm = _normalizer(normalize)
+    expected = norm(arg)
+
+    def judge(subject: Subject) -> Verdict:
+        actual = norm(subject.text)
+        if actual == expected:
+            return Verdict(name, True)
+        return Verdict(name, False, f"expected {_describe(expected)}, got {_describe(actual)}")
+
+    return judge
+
+
+def contains(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    norm = _normalizer(normalize)
+    needles = [(raw, norm(raw)) for raw in _strings(name, arg)]
+
+    def judge(subject: Subject) -> Verdict:
+        text = norm(subject.text)
+        missing = [raw for raw, needle in needles if needle not in text]
+        if not missing:
+            return Verdict(name, True)
+        return Verdict(name, False, "missing " + ", ".join(_describe(m) for m in missing))
+
+    return judge
+
+
+def contains_any(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    norm = _normalizer(normalize)
+    options = _strings(name, arg, allow_single=False)
+    needles = [norm(option) for option in options]
+
+    def judge(subject: Subject) -> Verdict:
+        text = norm(subject.text)
+        if any(needle in text for needle in needles):
+            return Verdict(name, True)
+        return Verdict(name, False, "none of " + ", ".join(_describe(o) for o in options))
+
+    return judge
+
+
+def not_contains(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    norm = _normalizer(normalize)
+    needles = [(raw, norm(raw)) for raw in _strings(name, arg)]
+
+    def judge(subject: Subject) -> Verdict:
+        text = norm(subject.text)
+        found = [raw for raw, needle in needles if needle in text]
+        if not found:
+            return Verdict(name, True)
+        return Verdict(name, False, "contains forbidden " + ", ".join(_describe(f) for f in found))
+
+    return judge
+
+
+def regex(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    pattern = _pattern(name, arg)
+
+    def judge(subject: Subject) -> Verdict:
+        if pattern.search(subject.text):
+            return Verdict(name, True)
+        return Verdict(name, False, f"no match for /{pattern.pattern}/")
+
+    return judge
+
+
+def not_regex(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    pattern = _pattern(name, arg)
+
+    def judge(subject: Subject) -> Verdict:
+        match = pattern.search(subject.text)
+        if match is None:
+            return Verdict(name, True)
+        return Verdict(
+            name, False, f"matches forbidden /{pattern.pattern}/: {_describe(match.group(0))}"
+        )
+
+    return judge
+
+
+def _length_check(unit: str, measure: Callable[[str], int], *, upper: bool) -> Factory:
+    def factory(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+        limit = _count(name, arg)
+
+        def judge(subject: Subject) -> Verdict:
+            size = measure(subject.text)
+            if (size <= limit) if upper else (size >= limit):
+                return Verdict(name, True)
+            bound = "the limit is" if upper else "the minimum is"
+            return Verdict(name, False, f"{size} {unit}, {bound} {limit}")
+
+        return judge
+
+    return factory
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+max_words = _length_check("words", _word_count, upper=True)
+min_words = _length_check("words", _word_count, upper=False)
+max_chars = _length_check("characters", len, upper=True)
+
+
+# --- JSON checks --------------------------------------------------------------
+
+_MISSING = object()
+
+
+def parse_path(path: str) -> list[str]:
+    return path.split(".")
+
+
+def resolve(document: Any, path: Sequence[str]) -> Any:
+    """Follow a dotted path through mappings and lists; _MISSING when absent."""
+    current = document
+    for part in path:
+        if isinstance(current, Mapping):
+            if part not in current:
+                return _MISSING
+            current = current[part]
+        elif isinstance(current, list) and part.lstrip("-").isdigit():
+            index = int(part)
+            if not -len(current) <= index < len(current):
+                return _MISSING
+            current = current[index]
+        else:
+            return _MISSING
+    return current
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """JSON equality: `true` is not `1`, `1.0` equals `1`, order matters in lists."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right or (
+            isinstance(left, float) and isinstance(right, float) and math.isnan(left + right)
+        )
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(json_equal, left, right))
+    return type(left) is type(right) and bool(left == right)
+
+
+def _parsed_or_fail(name: str, subject: Subject) -> tuple[Any, Verdict | None]:
+    parsed, error = subject.parsed_json()
+    if parsed is JSON_PARSE_FAILED:
+        return None, Verdict(name, False, error or "output is not JSON")
+    return parsed, None
+
+
+def json_check(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if arg is not True:
+        raise CheckSpecError(f"json takes `true`, got {_describe(arg)}")
+
+    def judge(subject: Subject) -> Verdict:
+        _, failed = _parsed_or_fail(name, subject)
+        return failed or Verdict(name, True)
+
+    return judge
+
+
+def _dotted(path: Sequence[Any]) -> str:
+    return ".".join(str(part) for part in path) or "(root)"
+
+
+def json_schema(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if not isinstance(arg, Mapping):
+        raise CheckSpecError(f"json_schema takes a JSON Schema mapping, got {_describe(arg)}")
+    schema = json.loads(json.dumps(arg))  # plain dicts, no line-tracking subclasses
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise CheckSpecError(f"json_schema: invalid schema: {exc.message}") from None
+    validator = validator_class(schema)
+
+    def judge(subject: Subject) -> Verdict:
+        parsed, failed = _parsed_or_fail(name, subject)
+        if failed:
+            return failed
+        try:
+            error = best_match(validator.iter_errors(parsed))
+        except (RecursionError, TypeError, ValueError) as exc:  # pathological documents
+            return Verdict(name, False, f"schema validation failed: {_short(str(exc))}")
+        if error is None:
+            return Verdict(name, True)
+        return Verdict(name, False, f"{_dotted(error.absolute_path)}: {_short(error.message, 160)}")
+
+    return judge
+
+
+def fields(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if not isinstance(arg, Mapping) or not arg:
+        raise CheckSpecError(f"fields takes a mapping of dotted path → value, got {_describe(arg)}")
+    expected = [(str(path), parse_path(str(path)), value) for path, value in arg.items()]
+
+    def judge(subject: Subject) -> Verdict:
+        parsed, failed = _parsed_or_fail(name, subject)
+        if failed:
+            return failed
+        problems = []
+        for label, path, value in expected:
+            actual = resolve(parsed, path)
+            if actual is _MISSING:
+                problems.append(f"{label}: missing (expected {_describe(value)})")
+            elif not json_equal(actual, value):
+                problems.append(f"{label}: expected {_describe(value)}, got {_describe(actual)}")
+        if not problems:
+            return Verdict(name, True)
+        return Verdict(name, False, "; ".join(problems))
+
+    return judge
+
+
+def _is_absent(value: Any) -> bool:
+    return value is _MISSING or value is None or (isinstance(value, str) and not value.strip())
+
+
+def _presence_check(*, want_present: bool) -> Factory:
+    def factory(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+        paths = [(p, parse_path(p)) for p in _strings(name, arg, allow_single=False)]
+
+        def judge(subject: Subject) -> Verdict:
+            parsed, failed = _parsed_or_fail(name, subject)
+            if failed:
+                return failed
+            wrong = [
+                label for label, path in paths if _is_absent(resolve(parsed, path)) == want_present
+            ]
+            if not wrong:
+                return Verdict(name, True)
+            state = "missing or empty" if want_present else "present"
+            return Verdict(name, False, f"{state}: {', '.join(wrong)}")
+
+        return judge
+
+    return factory
+
+
+fields_present = _presence_check(want_present=True)
+fields_absent = _presence_check(want_present=False)
+
+
+def citations(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if not isinstance(arg, Mapping):
+        raise CheckSpecError("citations takes {pattern: <regex>, source: <path>, min: <n>}")
+    unknown = set(arg) - {"pattern", "source", "min"}
+    if unknown:
+        raise CheckSpecError(f"citations: unknown key {sorted(unknown)[0]!r}")
+    pattern = _pattern("citations.pattern", arg.get("pattern"))
+    if pattern.groups != 1:
+        raise CheckSpecError(
+            f"citations.pattern must have exactly one group, it has {pattern.groups}"
+        )
+    source = arg.get("source")
+    if not isinstance(source, str) or not source:
+        raise CheckSpecError("citations.source takes a dotted path into the case input")
+    source_path = parse_path(source)
+    minimum = _count("citations.min", arg.get("min", 1))
+
+    def judge(subject: Subject) -> Verdict:
+        supplied = resolve(subject.case_input, source_path)
+        if not isinstance(supplied, list):
+            return Verdict(name, False, f"case input {source!r} is not a list of document ids")
+        allowed = {
+            str(item.get("id")) if isinstance(item, Mapping) else str(item) for item in supplied
+        }
+        cited = [match.group(1) for match in pattern.finditer(subject.text)]
+        unknown = sorted({c for c in cited if c not in allowed})
+        if unknown:
+            return Verdict(
+                name,
+                False,
+                f"cites {', '.join(unknown)}, not among the supplied documents "
+                f"({', '.join(sorted(allowed)) or 'none'})",
+            )
+        distinct = len(set(cited))
+        if distinct < minimum:
+            return Verdict(name, False, f"{distinct} distinct citations, at least {minimum} needed")
+        return Verdict(name, True)
+
+    return judge
+
+
+# --- tool-call checks ---------------------------------------------------------
+
+
+def _called(subject: Subject) -> list[str]:
+    return [call.name for call in subject.tool_calls]
+
+
+def tool_called(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    wanted = _strings(name, arg)
+
+    def judge(subject: Subject) -> Verdict:
+        called = _called(subject)
+        missing = [tool for tool in wanted if tool not in called]
+        if not missing:
+            return Verdict(name, True)
+        return Verdict(
+            name, False, f"not called: {', '.join(missing)} (called: {', '.join(called) or 'none'})"
+        )
+
+    return judge
+
+
+def tool_not_called(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    forbidden = _strings(name, arg)
+
+    def judge(subject: Subject) -> Verdict:
+        found = [tool for tool in forbidden if tool in _called(subject)]
+        if not found:
+            return Verdict(name, True)
+        return Verdict(name, False, f"called forbidden tool: {', '.join(found)}")
+
+    return judge
+
+
+def tool_sequence(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    sequence = _strings(name, arg, allow_single=False)
+
+    def judge(subject: Subject) -> Verdict:
+        called = iter(_called(subject))
+        # A subsequence test: other calls may come between the named ones.
+        if all(any(tool == c for c in called) for tool in sequence):
+            return Verdict(name, True)
+        return Verdict(
+            name,
+            False,
+            f"expected calls in order {' → '.join(sequence)}, "
+            f"got {' → '.join(_called(subject)) or 'no calls'}",
+        )
+
+    return judge
+
+
+def tool_args(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if not isinstance(arg, Mapping) or not all(isinstance(v, Mapping) for v in arg.values()):
+        raise CheckSpecError("tool_args takes {tool name: {dotted path: expected value}}")
+    expected = {
+        tool: [(str(p), parse_path(str(p)), v) for p, v in paths.items()]
+        for tool, paths in arg.items()
+    }
+
+    def judge(subject: Subject) -> Verdict:
+        problems = []
+        for tool, checks in expected.items():
+            calls = [call for call in subject.tool_calls if call.name == tool]
+            if not calls:
+                problems.append(f"{tool}: not called")
+                continue
+            # Any one call of the tool satisfying every path is enough.
+            best: list[str] | None = None
+            for call in calls:
+                misses = []
+                for label, path, value in checks:
+                    actual = resolve(call.arguments, path)
+                    if actual is _MISSING:
+                        misses.append(f"{tool}.{label}: missing")
+                    elif not json_equal(actual, value):
+                        misses.append(
+                            f"{tool}.{label}: expected {_describe(value)}, got {_describe(actual)}"
+                        )
+                if best is None or len(misses) < len(best):
+                    best = misses
+            problems.extend(best or [])
+        if not problems:
+            return Verdict(name, True)
+        return Verdict(name, False, "; ".join(problems))
+
+    return judge
+
+
+# --- user-written checks ------------------------------------------------------
+
+
+def load_callable(spec: str, what: str) -> Callable[..., Any]:
+    """Import `module:function`; raises CheckSpecError with the cause."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise CheckSpecError(f"{what} takes 'module:function', got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise CheckSpecError(f"{what}: cannot import {module_name!r}: {exc}") from None
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise CheckSpecError(f"{what}: {module_name!r} has no attribute {attribute!r}")
+    if not callable(target):
+        raise CheckSpecError(f"{what}: {spec!r} is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def custom(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    specs = _strings(name, arg)
+    functions = [(spec, load_callable(spec, "check")) for spec in specs]
+
+    def judge(subject: Subject) -> Verdict:
+        for spec, function in functions:
+            try:
+                outcome = function(subject.text, subject.case)
+            except Exception as exc:
+                return Verdict(
+                    name, False, f"{spec} raised {type(exc).__name__}: {_short(str(exc))}"
+                )
+            if isinstance(outcome, tuple) and len(outcome) == 2:
+                ok, reason = bool(outcome[0]), str(outcome[1])
+            elif isinstance(outcome, bool):
+                ok, reason = outcome, ""
+            else:
+                return Verdict(
+                    name,
+                    False,
+                    f"{spec} returned {_describe(outcome)}, not a bool or (bool, reason)",
+                )
+            if not ok:
+                return Verdict(name, False, reason or f"{spec} returned False")
+        return Verdict(name, True)
+
+    return judge
+
+
+REGISTRY: dict[str, Factory] = {
+    "equals": equals,
+    "contains": contains,
+    "contains_any": contains_any,
+    "not_contains": not_contains,
+    "regex": regex,
+    "not_regex": not_regex,
+    "max_words": max_words,
+    "min_words": min_words,
+    "max_chars": max_chars,
+    "json": json_check,
+    "json_schema": json_schema,
+    "fields": fields,
+    "fields_present": fields_present,
+    "fields_absent": fields_absent,
+    "citations": citations,
+    "tool_called": tool_called,
+    "tool_not_called": tool_not_called,
+    "tool_sequence": tool_sequence,
+    "tool_args": tool_args,
+    "check": custom,
+}
+
+MODIFIERS = {"normalize"}
+KNOWN_KEYS = set(REGISTRY) | MODIFIERS
+
+
+def build(expect: Mapping[str, Any]) -> list[tuple[str, Judge]]:
+    """Turn a case's `expect` mapping into judges; raises CheckSpecError(key, ...)."""
+    normalize = parse_normalize(expect["normalize"]) if "normalize" in expect else []
+    judges = []
+    for key, arg in expect.items():
+        if key in MODIFIERS:
+            continue
+        factory = REGISTRY.get(key)
+        if factory is None:
+            raise CheckSpecError(f"unknown check {key!r}")
+        judges.append((key, factory(key, arg, normalize)))
+    if not judges:
+        raise CheckSpecError("expect names no check (normalize alone judges nothing)")
+    return judges
+
+
+def evaluate(judges: Sequence[tuple[str, Judge]], subject: Subject) -> list[Verdict]:
+    """Run every judge; a judge that raises anyway becomes a failed verdict."""
+    verdicts = []
+    for name, judge in judges:
+        try:
+            verdicts.append(judge(subject))
+        except Exception as exc:  # a bug in a check must not end the run
+            verdicts.append(Verdict(name, False, f"check crashed: {type(exc).__name__}: {exc}"))
+    return verdicts

@@ -1,0 +1,48 @@
+"""The few error types that cross module boundaries.
+
+Each carries one or more `problems`, each a single line a person can act on.
+The CLI and the Action print them and exit with `exit_code`; nothing else
+turns an error into output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class CasegateError(Exception):
+    """A problem the user can fix; printed without a traceback."""
+
+    exit_code = 2
+
+    def __init__(self, problems: str | Iterable[str]) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class ConfigError(CasegateError):
+    """The run configuration (casegate.yml or --set) is invalid."""
+
+
+class CaseFileError(CasegateError):
+    """One or more case files are malformed; each problem names file and line."""
+
+
+class MissingRecordingError(CasegateError):
+    """Replay mode met a request that was never recorded."""
+
+
+class ResultsError(CasegateError):
+    """A results or baseline file is unreadable or incompatible."""
+
+
+class SystemCallError(Exception):
+    """The system under test failed for one request; that case becomes an error.
+
+    Not a CasegateError: it never ends the run.
+    """
+
+
+def located(path: object, line: int | None, message: str) -> str:
+    """Format a problem as `path:line: message` (line omitted when unknown)."""
+    return f"{path}:{line}: {message}" if line else f"{path}: {message}"

@@ -1,0 +1,321 @@
+"""A run: every sample of every case through the system (or its recordings), judged.
+
+Replay resolves every request before judging anything, so a missing recording
+fails the run at once and names every case that lacks one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from gate import __version__, checks, systems
+from gate.cases import Case
+from gate.config import LoadedConfig, Mode
+from gate.errors import MissingRecordingError, SystemCallError
+from gate.outputs import Output
+from gate.recordings import RecordingStore, request_key, system_fingerprint
+from gate.results import (
+    EPSILON,
+    CaseResult,
+    CheckResult,
+    RunResults,
+    SampleResult,
+    Status,
+    summarise,
+)
+
+MISSING_LISTED = 10
+
+
+# Identity, not value, is what tells two requests apart (a case holds dicts).
+@dataclass(frozen=True, slots=True, eq=False)
+class Request:
+    case: Case
+    sample: int
+    key: str
+
+
+@dataclass(slots=True)
+class Answer:
+    """An output, or the reason there is none (the case is then an error)."""
+
+    output: Output | None
+    error: str | None = None
+
+
+def samples_for(case: Case, loaded: LoadedConfig) -> int:
+    return case.samples or loaded.config.samples
+
+
+def plan(cases: Sequence[Case], loaded: LoadedConfig, fingerprint: str) -> list[Request]:
+    return [
+        Request(case, sample, request_key(fingerprint, case.input, sample))
+        for case in cases
+        for sample in range(samples_for(case, loaded))
+    ]
+
+
+def replay(
+    cases: Sequence[Case],
+    requests: Sequence[Request],
+    store: RecordingStore,
+    judge: Callable[[Case, list[SampleResult]], CaseResult],
+    score: Callable[[Request, Answer], SampleResult],
+) -> list[CaseResult]:
+    """Judge each case as soon as its recordings are read; fail if any are missing.
+
+    Every missing recording is collected before failing, so one run names them all.
+    """
+    by_case: dict[str, list[Request]] = {}
+    for request in requests:
+        by_case.setdefault(request.case.id, []).append(request)
+    results: list[CaseResult] = []
+    missing: dict[str, list[int]] = {}
+    for case in cases:
+        group = by_case[case.id]
+        outputs = store.get_many(case.id, [request.key for request in group])
+        absent = [r.sample for r, output in zip(group, outputs, strict=True) if output is None]
+        if absent:
+            missing[case.id] = absent
+        elif not missing:
+            samples = [score(r, Answer(o)) for r, o in zip(group, outputs, strict=True)]
+            results.append(judge(case, samples))
+    if missing:
+        raise MissingRecordingError(missing_message(missing, store))
+    return results
+
+
+def missing_message(missing: dict[str, list[int]], store: RecordingStore) -> list[str]:
+    ids = sorted(missing)
+    shown = ", ".join(ids[:MISSING_LISTED]) + (
+        f" and {len(ids) - MISSING_LISTED} more" if len(ids) > MISSING_LISTED else ""
+    )
+    samples = sum(len(v) for v in missing.values())
+    return [
+        f"no recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: {shown}",
+        "the case is new, or its input, the prompt, model or params changed since recording: "
+        "run `casegate record --only-missing` with the provider's key set, and commit the "
+        "recordings",
+    ]
+
+
+def call_live(
+    requests: Sequence[Request],
+    system: systems.System,
+    *,
+    concurrency: int,
+    on_answer: Callable[[Request, Answer], None],
+    progress: Any = None,
+) -> dict[Request, Answer]:
+    """Call the system for every request, up to `concurrency` at once."""
+    answers: dict[Request, Answer] = {}
+
+    def one(request: Request) -> Answer:
+        try:
+            return Answer(system.complete(request.case.id, request.case.input))
+        except SystemCallError as exc:
+            return Answer(None, str(exc) or type(exc).__name__)
+        except Exception as exc:  # a provider bug is that case's error, not the run's end
+            return Answer(None, f"{type(exc).__name__}: {exc}")
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = {pool.submit(one, request): request for request in requests}
+        try:
+            for future in as_completed(futures):
+                request = futures[future]
+                answer = future.result()
+                answers[request] = answer
+                on_answer(request, answer)
+                if progress is not None:
+                    progress.update(1)
+        except KeyboardInterrupt:
+            for future in futures:
+                future.cancel()
+            raise
+    return answers
+
+
+def judge_sample(
+    case: Case, sample: int, answer: Answer, loaded: LoadedConfig | None = None
+) -> SampleResult:
+    if answer.output is None:
+        return SampleResult(sample=sample, status="error", reason=answer.error or "no output")
+    output = answer.output
+    cost = output.cost_usd
+    if cost is None and loaded is not None:
+        cost = loaded.cost_of(output.model, output.input_tokens, output.output_tokens)
+    verdicts = checks.evaluate(case.judges, checks.Subject.of(output, case))
+    failed = [v for v in verdicts if not v.ok]
+    return SampleResult(
+        sample=sample,
+        status="fail" if failed else "pass",
+        text=output.text,
+        reason="; ".join(f"{v.check}: {v.reason}" for v in failed),
+        checks=[CheckResult(check=v.check, ok=v.ok, reason=v.reason) for v in verdicts],
+        latency_ms=output.latency_ms,
+        input_tokens=output.input_tokens,
+        output_tokens=output.output_tokens,
+        cost_usd=cost,
+        model=output.model,
+        stop_reason=output.stop_reason,
+        tool_calls=[call.model_dump() for call in output.tool_calls],
+    )
+
+
+def _sum(values: Iterable[float | int | None]) -> Any:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _case_checks(outputs: Sequence[SampleResult]) -> list[CheckResult]:
+    """One line per check across samples: ok only if every judged sample passed it."""
+    judged = [o for o in outputs if o.status != "error"]
+    if len(judged) == 1:
+        return judged[0].checks
+    names = list(dict.fromkeys(c.check for o in judged for c in o.checks))
+    merged = []
+    for name in names:
+        results = [c for o in judged for c in o.checks if c.check == name]
+        failures = [c for c in results if not c.ok]
+        reason = ""
+        if failures:
+            reason = f"failed {len(failures)}/{len(results)} samples: {failures[0].reason}"
+        merged.append(CheckResult(check=name, ok=not failures, reason=reason))
+    return merged
+
+
+def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> CaseResult:
+    total = len(outputs)
+    passes = sum(1 for o in outputs if o.status == "pass")
+    errors = [o for o in outputs if o.status == "error"]
+    rate = passes / total if total else 0.0
+    passed = not errors and rate + EPSILON >= min_pass_rate
+    status: Status
+    if errors:
+        status, reason = "error", errors[0].reason
+        if total > 1:
+            reason = f"{len(errors)}/{total} samples errored: {reason}"
+    elif passed:
+        status, reason = "pass", ""
+    else:
+        status = "fail"
+        first = next(o for o in outputs if o.status == "fail")
+        reason = first.reason if total == 1 else f"{passes}/{total} samples passed; {first.reason}"
+    latencies = [o.latency_ms for o in outputs if o.latency_ms is not None]
+    cost = _sum(o.cost_usd for o in outputs)
+    return CaseResult(
+        id=case.id,
+        version=case.version,
+        critical=case.is_critical,
+        tags=case.tags,
+        weight=case.weight,
+        status=status,
+        passed=passed,
+        samples=total,
+        passes=passes,
+        pass_rate=round(rate, 6),
+        reason=reason,
+        checks=_case_checks(outputs),
+        outputs=outputs,
+        latency_ms=round(sum(latencies) / len(latencies), 3) if latencies else None,
+        input_tokens=_sum(o.input_tokens for o in outputs),
+        output_tokens=_sum(o.output_tokens for o in outputs),
+        cost_usd=round(cost, 8) if cost is not None else None,
+        source=f"{case.source}:{case.line}" if case.source else None,
+        expect_hash=case.expect_hash(),
+        note=case.note,
+    )
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled or total < 20 or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=sys.stderr, unit="call", leave=False)
+
+
+def execute(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    *,
+    only_missing: bool = False,
+    show_progress: bool = True,
+) -> RunResults:
+    """Run the suite in `mode`; returns results with one entry per case, sorted by id."""
+    config = loaded.config
+    resolved = loaded.resolved_system()
+    fingerprint = system_fingerprint(resolved)
+    requests = plan(cases, loaded, fingerprint)
+    store = RecordingStore(loaded.recordings_dir)
+
+    ordered = sorted(cases, key=lambda c: c.id)
+
+    def score(request: Request, answer: Answer) -> SampleResult:
+        return judge_sample(request.case, request.sample, answer, loaded)
+
+    def judge(case: Case, samples: list[SampleResult]) -> CaseResult:
+        threshold = case.min_pass_rate if case.min_pass_rate is not None else 1.0
+        return aggregate(case, samples, threshold)
+
+    if mode == "replay":
+        results = replay(ordered, requests, store, judge, score)
+    else:
+        answers = {}
+        to_call = list(requests)
+        if mode == "record" and only_missing:
+            for request in requests:
+                output = store.get(request.case.id, request.key)
+                if output is not None:
+                    answers[request] = Answer(output)
+            to_call = [r for r in requests if r not in answers]
+        system = systems.create(resolved, loaded.root, {"config": loaded})
+
+        def keep(request: Request, answer: Answer) -> None:
+            if mode == "record" and answer.output is not None:
+                store.put(
+                    request.case.id,
+                    request.key,
+                    answer.output,
+                    system=resolved,
+                    fingerprint=fingerprint,
+                    sample=request.sample,
+                )
+
+        progress = _progress_bar(len(to_call), show_progress)
+        try:
+            answers.update(
+                call_live(
+                    to_call,
+                    system,
+                    concurrency=config.concurrency,
+                    on_answer=keep,
+                    progress=progress,
+                )
+            )
+        finally:
+            if progress is not None:
+                progress.close()
+
+        by_case: dict[str, list[SampleResult]] = {}
+        for request in requests:
+            by_case.setdefault(request.case.id, []).append(score(request, answers[request]))
+        results = [judge(case, by_case[case.id]) for case in ordered]
+    return RunResults(
+        suite=config.suite,
+        system=config.system.name,
+        config=loaded.as_dict(),
+        config_hash=loaded.config_hash(),
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        casegate_version=__version__,
+        mode=mode,
+        overrides=loaded.overrides,
+        summary=summarise(results),
+        cases=results,
+    )

@@ -1,0 +1,49 @@
+"""The one-screen terminal summary of a run."""
+
+from __future__ import annotations
+
+from gate.results import RunResults
+
+FAILURES_SHOWN = 15
+
+
+def _short(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def run_summary(results: RunResults) -> str:
+    summary = results.summary
+    weighted = any(case.weight != 1 for case in results.cases)
+    rate = f"{summary.pass_rate:.1%}" + (" (weighted)" if weighted else "")
+    lines = [
+        f"{results.suite} · {results.system} · {results.mode or 'run'}",
+        f"{summary.passed}/{summary.cases} passed ({rate}), "
+        f"{summary.failed} failed, {summary.errors} errors",
+    ]
+    usage = []
+    if summary.input_tokens is not None or summary.output_tokens is not None:
+        usage.append(
+            f"tokens {summary.input_tokens or 0:,} in / {summary.output_tokens or 0:,} out"
+        )
+    if summary.cost_usd is not None:
+        usage.append(f"cost {money(summary.cost_usd)}")
+    if summary.latency_ms_p50 is not None:
+        usage.append(
+            f"latency p50 {summary.latency_ms_p50:,.0f} ms, p95 {summary.latency_ms_p95:,.0f} ms"
+        )
+    if usage:
+        lines.append(" · ".join(usage))
+    bad = [case for case in results.cases if case.status != "pass"]
+    bad.sort(key=lambda case: (case.status != "error", not case.critical, case.id))
+    for case in bad[:FAILURES_SHOWN]:
+        marker = "ERROR" if case.status == "error" else "FAIL "
+        critical = " [critical]" if case.critical else ""
+        lines.append(f"  {marker} {case.id}{critical}: {_short(case.reason)}")
+    if len(bad) > FAILURES_SHOWN:
+        lines.append(f"  … and {len(bad) - FAILURES_SHOWN} more (see the results file)")
+    return "\n".join(lines)

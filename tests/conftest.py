@@ -1,0 +1,89 @@
+"""Shared helpers: build a small casegate project in a temporary folder."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+_counter = itertools.count()
+
+# A system written the way a user would write one: keyword rules, no model.
+ECHO_BOT = """
+def answer(case_input, system):
+    question = case_input.get("question", "")
+    if question == "boom":
+        raise RuntimeError("the backend is down")
+    if question == "json":
+        return '{"severity": "high", "tags": ["a"]}'
+    if question == "usage":
+        return {"text": "with usage", "input_tokens": 10, "output_tokens": 5}
+    style = system.get("style", "plain")
+    return f"{style}: {question}"
+"""
+
+
+class Project:
+    """A folder holding casegate.yml, cases/ and a python system module."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.module = f"bot_{next(_counter)}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "casegate.yml"
+
+    def write_system(self, code: str = ECHO_BOT) -> None:
+        (self.root / f"{self.module}.py").write_text(textwrap.dedent(code))
+
+    def write_config(self, **overrides: Any) -> Path:
+        config: dict[str, Any] = {
+            "suite": "demo",
+            "cases": "cases",
+            "system": {"name": "echo", "provider": "python", "target": f"{self.module}:answer"},
+            "recordings": "recordings",
+            "baseline": "baselines/demo.json",
+        }
+        config.update(overrides)
+        self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return self.config_path
+
+    def write_cases(self, cases: list[dict[str, Any]], name: str = "cases.yaml") -> Path:
+        path = self.root / "cases" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith(".jsonl"):
+            path.write_text("".join(json.dumps(case) + "\n" for case in cases))
+        else:
+            path.write_text(yaml.safe_dump(cases, sort_keys=False, allow_unicode=True))
+        return path
+
+    def write_text(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    monkeypatch.chdir(tmp_path)
+    built = Project(tmp_path)
+    built.write_system()
+    built.write_config()
+    return built
+
+
+def case(case_id: str, question: str, **expect_and_fields: Any) -> dict[str, Any]:
+    """A case dict: `expect` from keyword args, other fields via `fields=`."""
+    fields = expect_and_fields.pop("fields_", {})
+    return {"id": case_id, "input": {"question": question}, "expect": expect_and_fields, **fields}
+
+
+CaseFactory = Callable[..., dict[str, Any]]

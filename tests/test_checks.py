@@ -1,0 +1,288 @@
+"""Every check: what passes, what fails and the reason it gives; never a crash."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gate import checks
+from gate.outputs import ToolCall
+
+
+def judge(
+    expect: dict[str, Any],
+    text: str,
+    case_input: dict[str, Any] | None = None,
+    tool_calls: list[ToolCall] | None = None,
+) -> list[checks.Verdict]:
+    built = checks.build(expect)
+    subject = checks.Subject(text, case_input or {}, tool_calls or [])
+    return checks.evaluate(built, subject)
+
+
+def only(expect: dict[str, Any], text: str, **kwargs: Any) -> checks.Verdict:
+    verdicts = judge(expect, text, **kwargs)
+    assert len(verdicts) == 1
+    return verdicts[0]
+
+
+class TestText:
+    def test_equals_is_exact_without_normalize(self) -> None:
+        assert only({"equals": "cancel_order"}, "cancel_order").ok
+        verdict = only({"equals": "cancel_order"}, "cancel_order\n")
+        assert not verdict.ok
+        assert verdict.reason == 'expected "cancel_order", got "cancel_order\\n"'
+
+    def test_normalize_removes_only_what_it_names(self) -> None:
+        expect = {"equals": "cancel_order", "normalize": ["strip", "lower"]}
+        assert only(expect, "  Cancel_Order \n").ok
+        assert not only(expect, "cancel_order.").ok
+
+    def test_collapse_whitespace(self) -> None:
+        expect = {"contains": "14 days", "normalize": ["collapse_whitespace"]}
+        assert only(expect, "within 14\n   days").ok
+        assert not only({"contains": "14 days"}, "within 14\n   days").ok
+
+    def test_contains_lists_every_missing_needle(self) -> None:
+        verdict = only({"contains": ["14 days", "receipt", "refund"]}, "a refund")
+        assert not verdict.ok
+        assert verdict.reason == 'missing "14 days", "receipt"'
+
+    def test_contains_any(self) -> None:
+        assert only({"contains_any": ["sorry", "apolog"]}, "we apologise").ok
+        verdict = only({"contains_any": ["sorry", "apolog"]}, "tough luck")
+        assert verdict.reason == 'none of "sorry", "apolog"'
+
+    def test_not_contains_with_normalize(self) -> None:
+        verdict = only({"not_contains": "Discount", "normalize": ["lower"]}, "a DISCOUNT for you")
+        assert not verdict.ok
+        assert "forbidden" in verdict.reason
+        assert only({"not_contains": ["x", "y"]}, "abc").ok
+
+    def test_regex_and_not_regex(self) -> None:
+        assert only({"regex": r"\d{3}"}, "code 123").ok
+        assert only({"regex": r"\d{3}"}, "none").reason == r"no match for /\d{3}/"
+        verdict = only({"not_regex": r"(?i)arrive by \w+"}, "It will arrive by Friday.")
+        assert verdict.reason == 'matches forbidden /(?i)arrive by \\w+/: "arrive by Friday"'
+
+    @pytest.mark.parametrize(
+        ("expect", "text", "reason"),
+        [
+            ({"max_words": 3}, "one two three four", "4 words, the limit is 3"),
+            ({"min_words": 3}, "one two", "2 words, the minimum is 3"),
+            ({"max_chars": 5}, "abcdef", "6 characters, the limit is 5"),
+        ],
+    )
+    def test_lengths(self, expect: dict[str, Any], text: str, reason: str) -> None:
+        verdict = only(expect, text)
+        assert not verdict.ok
+        assert verdict.reason == reason
+
+    def test_lengths_at_the_limit_pass(self) -> None:
+        assert only({"max_words": 2}, "one two").ok
+        assert only({"min_words": 2}, "one two").ok
+        assert only({"max_chars": 3}, "abc").ok
+
+
+class TestJson:
+    def test_json(self) -> None:
+        assert only({"json": True}, '{"a": 1}').ok
+        verdict = only({"json": True}, "Sure! {")
+        assert verdict.reason.startswith("output is not JSON")
+
+    def test_json_schema_reason_names_the_path(self) -> None:
+        schema = {
+            "type": "object",
+            "properties": {"severity": {"enum": ["low", "high"]}},
+            "required": ["severity"],
+        }
+        assert only({"json_schema": schema}, '{"severity": "low"}').ok
+        verdict = only({"json_schema": schema}, '{"severity": []}')
+        assert verdict.reason.startswith("severity: [] is not one of")
+
+    def test_json_schema_on_non_json(self) -> None:
+        verdict = only({"json_schema": {"type": "object"}}, "not json")
+        assert not verdict.ok
+        assert "not JSON" in verdict.reason
+
+    def test_fields_with_dotted_paths_and_indices(self) -> None:
+        text = json.dumps({"a": {"b": [{"c": 1}]}, "flag": True})
+        assert only({"fields": {"a.b.0.c": 1, "flag": True}}, text).ok
+        verdict = only({"fields": {"a.b.0.c": 2, "a.x": 1}}, text)
+        assert verdict.reason == "a.b.0.c: expected 2, got 1; a.x: missing (expected 1)"
+
+    def test_fields_true_is_not_one(self) -> None:
+        verdict = only({"fields": {"flag": 1}}, '{"flag": true}')
+        assert not verdict.ok
+
+    def test_fields_on_a_list_root_or_scalar(self) -> None:
+        assert not only({"fields": {"a": 1}}, "[1, 2]").ok
+        assert not only({"fields": {"a": 1}}, "3").ok
+
+    def test_present_and_absent(self) -> None:
+        text = '{"name": "x", "empty": "  ", "none": null, "zero": 0}'
+        assert only({"fields_present": ["name", "zero"]}, text).ok
+        verdict = only({"fields_present": ["name", "empty", "none", "gone"]}, text)
+        assert verdict.reason == "missing or empty: empty, none, gone"
+        assert only({"fields_absent": ["empty", "none", "gone"]}, text).ok
+        assert only({"fields_absent": ["name"]}, text).reason == "present: name"
+
+
+class TestCitations:
+    EXPECT = {"citations": {"pattern": r"\[(kb-\d+)\]", "source": "documents", "min": 1}}
+    INPUT = {"documents": [{"id": "kb-1"}, "kb-2"]}
+
+    def test_cites_only_supplied_documents(self) -> None:
+        assert only(self.EXPECT, "See [kb-1] and [kb-2].", case_input=self.INPUT).ok
+        verdict = only(self.EXPECT, "See [kb-1] and [kb-9].", case_input=self.INPUT)
+        assert verdict.reason == "cites kb-9, not among the supplied documents (kb-1, kb-2)"
+
+    def test_minimum(self) -> None:
+        expect = {"citations": {**self.EXPECT["citations"], "min": 2}}
+        verdict = only(expect, "See [kb-1] and again [kb-1].", case_input=self.INPUT)
+        assert verdict.reason == "1 distinct citations, at least 2 needed"
+
+    def test_source_not_a_list(self) -> None:
+        verdict = only(self.EXPECT, "[kb-1]", case_input={"documents": "kb-1"})
+        assert "not a list" in verdict.reason
+
+    def test_pattern_needs_one_group(self) -> None:
+        with pytest.raises(checks.CheckSpecError, match="exactly one group"):
+            checks.build({"citations": {"pattern": r"\[kb-\d+\]", "source": "documents"}})
+
+
+class TestTools:
+    CALLS = [
+        ToolCall(name="lookup_order", arguments={"order": {"id": "A1"}}),
+        ToolCall(name="issue_refund", arguments={"amount": 20}),
+    ]
+
+    def test_called_and_not_called(self) -> None:
+        assert only({"tool_called": "lookup_order"}, "", tool_calls=self.CALLS).ok
+        verdict = only({"tool_called": ["escalate"]}, "", tool_calls=self.CALLS)
+        assert verdict.reason == "not called: escalate (called: lookup_order, issue_refund)"
+        verdict = only({"tool_not_called": "issue_refund"}, "", tool_calls=self.CALLS)
+        assert verdict.reason == "called forbidden tool: issue_refund"
+
+    def test_sequence_is_ordered(self) -> None:
+        assert only(
+            {"tool_sequence": ["lookup_order", "issue_refund"]}, "", tool_calls=self.CALLS
+        ).ok
+        verdict = only(
+            {"tool_sequence": ["issue_refund", "lookup_order"]}, "", tool_calls=self.CALLS
+        )
+        assert not verdict.ok
+
+    def test_args(self) -> None:
+        assert only(
+            {"tool_args": {"lookup_order": {"order.id": "A1"}}}, "", tool_calls=self.CALLS
+        ).ok
+        verdict = only({"tool_args": {"issue_refund": {"amount": 25}}}, "", tool_calls=self.CALLS)
+        assert verdict.reason == "issue_refund.amount: expected 25, got 20"
+
+
+def is_polite(text: str, case: Any) -> Any:
+    if "please" in text:
+        return True
+    return False, "no 'please'"
+
+
+def crashes(text: str, case: Any) -> bool:
+    raise ValueError("bad day")
+
+
+class TestCustom:
+    def test_bool_and_reason(self) -> None:
+        assert only({"check": f"{__name__}:is_polite"}, "please").ok
+        assert only({"check": f"{__name__}:is_polite"}, "now").reason == "no 'please'"
+
+    def test_a_crashing_check_fails_the_case(self) -> None:
+        verdict = only({"check": f"{__name__}:crashes"}, "x")
+        assert verdict.reason == f"{__name__}:crashes raised ValueError: bad day"
+
+    def test_unimportable_check_is_refused_at_load(self) -> None:
+        with pytest.raises(checks.CheckSpecError, match="cannot import"):
+            checks.build({"check": "no_such_module_xyz:fn"})
+
+
+class TestSpecErrors:
+    @pytest.mark.parametrize(
+        ("expect", "message"),
+        [
+            ({"contain": "x"}, "unknown check 'contain'"),
+            ({"max_words": -1}, "whole number"),
+            ({"max_words": True}, "whole number"),
+            ({"regex": "("}, "invalid regular expression"),
+            ({"normalize": ["upper"], "equals": "x"}, "unknown step 'upper'"),
+            ({"json_schema": {"type": "nope"}}, "invalid schema"),
+            ({"normalize": ["lower"]}, "names no check"),
+            ({"json": "yes"}, "json takes `true`"),
+        ],
+    )
+    def test_refused(self, expect: dict[str, Any], message: str) -> None:
+        with pytest.raises(checks.CheckSpecError, match=message):
+            checks.build(expect)
+
+
+# Every check with a valid argument, to be fed arbitrary output.
+ALL_CHECKS: dict[str, Any] = {
+    "equals": "x",
+    "contains": ["a", "b"],
+    "contains_any": ["a", "b"],
+    "not_contains": "a",
+    "regex": "a+",
+    "not_regex": "b+",
+    "max_words": 3,
+    "min_words": 1,
+    "max_chars": 10,
+    "json": True,
+    "json_schema": {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "string"}}},
+    },
+    "fields": {"a.0": "x", "b.c": [1, {"d": None}]},
+    "fields_present": ["a", "a.0"],
+    "fields_absent": ["b"],
+    "citations": {"pattern": r"\[(\w+)\]", "source": "docs"},
+    "tool_called": "t",
+    "tool_not_called": "u",
+    "tool_sequence": ["t", "u"],
+    "tool_args": {"t": {"a.b": 1}},
+    "normalize": ["strip", "lower", "collapse_whitespace"],
+}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def test_all_checks_covered() -> None:
+    assert set(ALL_CHECKS) | {"check"} == checks.KNOWN_KEYS
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300))
+def test_no_check_raises_on_arbitrary_text(text: str) -> None:
+    verdicts = judge(ALL_CHECKS, text, case_input={"docs": ["a"]})
+    assert len(verdicts) == len(ALL_CHECKS) - 1
+    assert all(isinstance(v.ok, bool) and (v.ok or v.reason) for v in verdicts)
+    assert not any(v.reason.startswith("check crashed") for v in verdicts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    document=json_values, case_input=st.dictionaries(st.text(max_size=5), json_values, max_size=3)
+)
+def test_no_check_raises_on_arbitrary_json(document: Any, case_input: dict[str, Any]) -> None:
+    text = json.dumps(document)
+    verdicts = judge(ALL_CHECKS, text, case_input=case_input)
+    assert not any(v.reason.startswith("check crashed") for v in verdicts)
+    assert all(v.ok or v.reason for v in verdicts)

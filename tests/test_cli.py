@@ -1,0 +1,126 @@
+"""The command line end to end: exit codes, one-line errors, the shipped example."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gate.cli import main
+from tests.conftest import Project, case
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def casegate(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_version_imports_no_sdk() -> None:
+    code = (
+        "import sys\nfrom gate.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('openai', 'anthropic', 'pydantic', 'jsonschema') if m in sys.modules))"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert finished.stdout.splitlines() == ["casegate 0.1.0", "[]"]
+
+
+def test_run_exit_0_even_with_failures(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([case("ok", "hi", contains="hi"), case("bad", "hi", contains="bye")])
+    assert main(["run", "--mode", "live", "--out", "r.json"]) == 0
+    out = capsys.readouterr().out
+    assert "1/2 passed (50.0%), 1 failed, 0 errors" in out
+    assert 'FAIL  bad: contains: missing "bye"' in out
+    assert json.loads((project.root / "r.json").read_text())["summary"]["failed"] == 1
+
+
+def test_case_file_error_is_one_line_and_exit_2(project: Project) -> None:
+    project.write_text("cases/bad.yaml", "- id: a\n  input: {}\n  expect:\n    max_wrds: 3\n")
+    finished = casegate("validate", cwd=project.root)
+    assert finished.returncode == 2
+    assert (
+        finished.stderr
+        == "casegate: cases/bad.yaml:4: case 'a': unknown check 'max_wrds' in expect (did you mean 'max_words'?)\n"
+    )
+    assert finished.stdout == ""
+
+
+def test_missing_recordings_exit_2_and_name_cases(project: Project) -> None:
+    project.write_cases([case("never-recorded", "hi", contains="hi")])
+    finished = casegate("run", cwd=project.root)
+    assert finished.returncode == 2
+    assert "never-recorded" in finished.stderr
+    assert "casegate record" in finished.stderr
+    assert "Traceback" not in finished.stderr
+
+
+def test_record_then_run_with_set(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write_cases([case("styled", "hi", contains="loud")])
+    assert main(["record", "--set", "system.style=loud", "--out", "rec.json", "--quiet"]) == 0
+    assert main(["run", "--set", "system.style=loud", "--out", "rep.json"]) == 0
+    data = json.loads((project.root / "rep.json").read_text())
+    assert data["overrides"] == ["system.style=loud"]
+    assert data["cases"][0]["status"] == "pass"
+    assert main(["run", "--out", "rep.json"]) == 2  # without the override it was never recorded
+
+
+def test_usage_errors_exit_2(project: Project) -> None:
+    assert casegate("run", "--mode", "psychic", cwd=project.root).returncode == 2
+    assert casegate("nonsense", cwd=project.root).returncode == 2
+    finished = casegate("run", "--set", "nokey", cwd=project.root)
+    assert finished.returncode == 2
+    assert finished.stderr.startswith("casegate: --set 'nokey': expected key.path=value")
+
+
+def test_validate_renders_the_message_template(project: Project) -> None:
+    project.write_config(
+        system={
+            "name": "x",
+            "provider": "python",
+            "target": f"{project.module}:answer",
+            "message": "Q: {{ question }} ({{ locale }})",
+        }
+    )
+    project.write_cases([case("needs-locale", "hi", contains="x")])
+    finished = casegate("validate", cwd=project.root)
+    assert finished.returncode == 2
+    assert (
+        "case 'needs-locale': system.message uses a variable the input lacks ('locale' is undefined)"
+        in finished.stderr
+    )
+
+
+def test_shipped_example_suite_replays_offline(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "",
+        "ANTHROPIC_API_KEY": "",
+        "NO_PROXY": "",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
+    out = tmp_path / "example.json"
+    finished = casegate("run", "--out", str(out), cwd=REPO, env=env)
+    assert finished.returncode == 0, finished.stderr
+    data = json.loads(out.read_text())
+    assert 30 <= data["summary"]["cases"] <= 50
+    assert data["summary"]["errors"] == 0
+    assert any(c["critical"] for c in data["cases"])
+    assert any(c.get("note") for c in data["cases"])
