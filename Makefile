@@ -14,6 +14,13 @@ $(STAMP): pyproject.toml constraints.txt
 
 demo: $(STAMP)
 	$(BIN)/casegate run --mode replay --out .casegate/demo-results.json
+	@echo
+	@echo "--- the committed candidate variant (shorter prompt, cheaper model label) against the baseline:"
+	$(BIN)/casegate run -c casegate.candidate.yml --out .casegate/demo-candidate.json --quiet
+	$(BIN)/casegate compare baselines/support.json .casegate/demo-candidate.json --format text
+	$(BIN)/casegate compare baselines/support.json .casegate/demo-candidate.json --format markdown \
+		--out .casegate/demo-report.md
+	@echo "(markdown PR report: .casegate/demo-report.md; 'casegate gate' on this pair exits 1: block)"
 
 test: lint typecheck unit
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -82,9 +83,130 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = _execute(args)
     out = args.out or _default_out(results.suite)
     write_results(results, out)
+    if getattr(args, "junit", None):
+        from gate.junit import write_junit
+
+        write_junit(results, args.junit)
     if not args.quiet:
         print(run_summary(results))
         print(f"results: {out}")
+    return 0
+
+
+def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
+    """The rule from -c CONFIG, else ./casegate.yml, else the candidate's own, else defaults."""
+    from gate.config import GateConfig, load_config
+    from gate.errors import ConfigError
+
+    explicit = getattr(args, "config_given", False)
+    if explicit or args.config.is_file():
+        return load_config(args.config).config.gate
+    embedded = candidate.config.get("gate")
+    if embedded is None:
+        return GateConfig()
+    try:
+        return GateConfig.model_validate(embedded)
+    except ValueError as exc:
+        raise ConfigError(f"the candidate's gate rule is invalid: {exc}") from None
+
+
+def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    from gate.compare import compare
+    from gate.results import read_results
+    from gate.rules import decide
+
+    baseline = read_results(args.baseline)
+    candidate = read_results(args.candidate)
+    comparison = compare(baseline, candidate)
+    verdict = decide(comparison, _gate_rule(args, candidate))
+    return baseline, candidate, comparison, verdict
+
+
+def _render(fmt: str, comparison: Any, verdict: Any) -> str:
+    from gate import report
+
+    if fmt == "markdown":
+        return report.markdown_report(comparison, verdict)
+    if fmt == "json":
+        return json.dumps(report.json_report(comparison, verdict), indent=2) + "\n"
+    return report.text_report(comparison, verdict) + "\n"
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from gate.junit import write_junit
+
+    _, candidate, comparison, verdict = _compare_files(args)
+    rendered = _render(args.format, comparison, verdict)
+    if args.out:
+        _write_text(args.out, rendered)
+    else:
+        sys.stdout.write(rendered)
+    if args.junit:
+        write_junit(candidate, args.junit, frozenset(comparison.regressions))
+    return 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from gate.report import text_report
+
+    _, _, comparison, verdict = _compare_files(args)
+    print(text_report(comparison, verdict))
+    return int(verdict.exit_code)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from gate import report
+    from gate.compare import compare
+    from gate.errors import ConfigError
+    from gate.junit import write_junit
+    from gate.results import read_results, write_results
+    from gate.rules import decide
+
+    loaded, cases = load(args)
+    baseline_path = args.baseline or loaded.baseline_path
+    if baseline_path is None:
+        raise ConfigError(
+            f"{args.config}: no baseline configured: set `baseline:` or pass --baseline PATH "
+            "(create one with `casegate baseline`)"
+        )
+    baseline = read_results(Path(baseline_path))
+    from gate.run import execute
+
+    candidate = execute(
+        loaded, cases, args.mode or loaded.config.mode, show_progress=not args.quiet
+    )
+    out = args.out or _default_out(candidate.suite)
+    write_results(candidate, out)
+    comparison = compare(baseline, candidate)
+    verdict = decide(comparison, loaded.config.gate)
+    report_path = args.report or out.with_name(f"{candidate.suite}-report.md")
+    _write_text(report_path, report.markdown_report(comparison, verdict))
+    if args.junit:
+        write_junit(candidate, args.junit, frozenset(comparison.regressions))
+    print(report.text_report(comparison, verdict))
+    print(f"results: {out}\nreport: {report_path}")
+    return int(verdict.exit_code)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from gate.errors import ConfigError
+    from gate.results import write_results
+    from gate.terminal import run_summary
+
+    results = _execute(args)
+    loaded_path = results.config.get("baseline")
+    if not loaded_path:
+        raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
+    path = args.config.resolve().parent / loaded_path
+    write_results(results, path)
+    if not args.quiet:
+        print(run_summary(results))
+    print(f"baseline: {path}")
     return 0
 
 
@@ -116,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--out", type=Path, help="results file (default: .casegate/SUITE-results.json)"
     )
+    run.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML")
     run.set_defaults(handler=cmd_run)
 
     record = commands.add_parser("record", help="run the real system and store its responses")
@@ -136,12 +259,43 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE"
     )
     validate.set_defaults(handler=cmd_validate)
+    for name, handler, summary in (
+        ("compare", cmd_compare, "compare a candidate results file with a baseline, case by case"),
+        ("gate", cmd_gate, "apply the gate rule: exit 0 ship, 1 block, 2 error"),
+    ):
+        sub = commands.add_parser(name, help=summary)
+        sub.add_argument("baseline", type=Path, metavar="BASELINE.json")
+        sub.add_argument("candidate", type=Path, metavar="CANDIDATE.json")
+        _config_option(sub)
+        if name == "compare":
+            sub.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+            sub.add_argument("--out", type=Path, help="write the report here instead of stdout")
+            sub.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML")
+        sub.set_defaults(handler=handler)
+
+    check = commands.add_parser(
+        "check", help="run the candidate, compare with the baseline, gate it (for CI)"
+    )
+    _run_options(check)
+    check.add_argument("--baseline", type=Path, help="baseline file (default: the config's)")
+    check.add_argument(
+        "--out", type=Path, help="results file (default: .casegate/SUITE-results.json)"
+    )
+    check.add_argument("--report", type=Path, help="markdown report (default: beside the results)")
+    check.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML")
+    check.set_defaults(handler=cmd_check)
+
+    baseline = commands.add_parser("baseline", help="run and write the configured baseline file")
+    _run_options(baseline)
+    baseline.set_defaults(handler=cmd_baseline)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args.config_given = any(a in ("-c", "--config") or a.startswith("--config=") for a in raw)
     handler: Handler = args.handler
     try:
         return handler(args)

@@ -124,3 +124,90 @@ def test_shipped_example_suite_replays_offline(tmp_path: Path) -> None:
     assert data["summary"]["errors"] == 0
     assert any(c["critical"] for c in data["cases"])
     assert any(c.get("note") for c in data["cases"])
+
+
+def test_gate_and_compare_exit_codes(project: Project) -> None:
+    project.write_cases(
+        [
+            case("a", "hi", contains="plain", fields_={"critical": True}),
+            case("b", "hi", contains="loud"),
+        ]
+    )
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    baseline = project.root / "baselines" / "demo.json"
+    assert json.loads(baseline.read_text())["summary"]["passed"] == 1
+    assert (
+        main(
+            ["run", "--mode", "live", "--set", "system.style=loud", "--out", "cand.json", "--quiet"]
+        )
+        == 0
+    )
+    # Pass rate is equal (1/2 → 1/2) but the critical case regressed: block.
+    assert main(["gate", str(baseline), "cand.json"]) == 1
+    assert main(["gate", str(baseline), str(baseline)]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(baseline),
+                "cand.json",
+                "--format",
+                "json",
+                "--out",
+                "cmp.json",
+                "--junit",
+                "j.xml",
+            ]
+        )
+        == 0
+    )
+    data = json.loads((project.root / "cmp.json").read_text())
+    assert (data["verdict"], data["regressions"], data["fixes"]) == ("block", ["a"], ["b"])
+    assert (project.root / "j.xml").exists()
+    assert main(["gate", str(baseline), "missing.json"]) == 2
+
+
+def test_gate_refuses_different_suites(project: Project, tmp_path: Path) -> None:
+    project.write_cases([case("a", "hi", contains="plain")])
+    assert main(["run", "--mode", "live", "--out", "one.json", "--quiet"]) == 0
+    other = json.loads((project.root / "one.json").read_text())
+    other["suite"] = "other"
+    (project.root / "two.json").write_text(json.dumps(other))
+    finished = casegate("gate", "one.json", "two.json", cwd=project.root)
+    assert finished.returncode == 2
+    assert "different suites" in finished.stderr
+
+
+def test_check_end_to_end_on_the_example_suite(tmp_path: Path) -> None:
+    """The committed candidate raises the pass rate but regresses critical cases: block."""
+    out, report = tmp_path / "results.json", tmp_path / "report.md"
+    finished = casegate(
+        "check",
+        "-c",
+        "casegate.candidate.yml",
+        "--baseline",
+        "baselines/support.json",
+        "--out",
+        str(out),
+        "--report",
+        str(report),
+        "--junit",
+        str(tmp_path / "j.xml"),
+        cwd=REPO,
+    )
+    assert finished.returncode == 1, finished.stderr
+    baseline = json.loads((REPO / "baselines" / "support.json").read_text())
+    candidate = json.loads(out.read_text())
+    assert candidate["summary"]["pass_rate"] >= baseline["summary"]["pass_rate"]
+    assert finished.stdout.startswith("BLOCK: support")
+    markdown = report.read_text()
+    assert "critical case(s) passed on the baseline and fail on the candidate" in markdown
+    assert "| 🔴 critical |" in markdown
+
+
+def test_check_ships_the_baseline_system_against_itself(tmp_path: Path) -> None:
+    finished = casegate(
+        "check", "--out", str(tmp_path / "r.json"), "--report", str(tmp_path / "r.md"), cwd=REPO
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert finished.stdout.startswith("SHIP: support")

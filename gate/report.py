@@ -1,0 +1,372 @@
+"""Reports of a comparison: text for terminals, markdown for pull requests, JSON.
+
+Model output is untrusted: in markdown it is escaped so it can neither break a
+table nor render HTML nor ping a person or link an issue.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tabulate import tabulate
+
+from gate.compare import Comparison, Delta
+from gate.results import CaseResult
+from gate.rules import Verdict
+
+#: GitHub refuses comment bodies over 65,536 characters; keep a margin.
+COMMENT_LIMIT = 60_000
+ROWS_PER_TABLE = 50
+CELL_LIMIT = 240
+OUTPUT_LIMIT = 1_200
+ZWSP = "\u200b"
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_REFERENCE = re.compile(r"#(?=\d)")
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def neutralise(text: str) -> str:
+    """Stop @mentions and #123 references from notifying or linking."""
+    return _REFERENCE.sub("#" + ZWSP, _MENTION.sub("@" + ZWSP, text))
+
+
+def cell(text: str | None, limit: int = CELL_LIMIT) -> str:
+    """Untrusted text made safe for one GitHub table cell."""
+    flat = " ".join((text or "").split())
+    escaped = html.escape(_truncate(flat, limit), quote=False)
+    return neutralise(_MARKDOWN_SPECIALS.sub(r"\\\1", escaped))
+
+
+def block(text: str | None, limit: int = OUTPUT_LIMIT) -> str:
+    """Untrusted multi-line text as an HTML <pre> block (no markdown inside)."""
+    if text is None:
+        return "<pre>(no output)</pre>"
+    shown = _truncate(text, limit)
+    return "<pre>" + neutralise(html.escape(shown, quote=False)) + "</pre>"
+
+
+def code(text: str) -> str:
+    """A trusted identifier (case id, system name) as inline code."""
+    return "`" + text.replace("`", "'") + "`"
+
+
+def money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def _figure(delta: Delta) -> tuple[str, str, str]:
+    def fmt(value: float | None) -> str:
+        if value is None:
+            return "n/a"
+        if delta.name == "cost_usd":
+            return money(value)
+        if delta.name.startswith("latency"):
+            return f"{value:,.0f} ms"
+        return f"{value:,.0f}"
+
+    change = delta.change
+    if change is None:
+        shown = "n/a"
+    else:
+        sign = "+" if change > 0 else "−" if change < 0 else "±"
+        shown = sign + fmt(abs(change)).lstrip("$")
+        if delta.name == "cost_usd":
+            shown = sign + money(abs(change))
+        if delta.relative is not None:
+            shown += f" ({delta.relative:+.1%})".replace("-", "−")
+    return fmt(delta.baseline), fmt(delta.candidate), shown
+
+
+USAGE_LABELS = {
+    "cost_usd": "cost",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "latency_ms_p50": "latency p50",
+    "latency_ms_p95": "latency p95",
+}
+
+
+def headline_counts(comparison: Comparison) -> str:
+    b, c = comparison.baseline, comparison.candidate
+    counts = f"{b.passed}/{b.cases} → {c.passed}/{c.cases} passed"
+    return f"{counts} ({b.pass_rate:.1%} → {c.pass_rate:.1%})"
+
+
+def system_change_text(comparison: Comparison, wrap: Callable[[str], str] = str) -> str:
+    if not comparison.system_changes:
+        return "no change to the system under test"
+    parts = []
+    for key, (before, after) in comparison.system_changes.items():
+        parts.append(f"{key} {wrap(_short_value(before))} → {wrap(_short_value(after))}")
+    return ", ".join(parts)
+
+
+def _short_value(value: Any) -> str:
+    if value is None:
+        return "unset"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return _truncate(" ".join(text.split()), 60)
+
+
+# --- text ---------------------------------------------------------------------
+
+
+def text_report(comparison: Comparison, verdict: Verdict) -> str:
+    lines = [
+        f"{verdict.decision.upper()}: {comparison.suite} — {headline_counts(comparison)}",
+        f"system: {comparison.baseline.system} → {comparison.candidate.system} "
+        f"({system_change_text(comparison)})",
+    ]
+    for reason in verdict.reasons:
+        lines.append(
+            f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
+        )
+    for note in verdict.notes:
+        lines.append(f"  ! {note}")
+
+    def listed(
+        title: str, ids: list[str], source: dict[str, CaseResult], show_reason: bool
+    ) -> None:
+        lines.append(f"{title} ({len(ids)})")
+        for case_id in ids:
+            case = source.get(case_id)
+            mark = " [critical]" if case is not None and case.critical else ""
+            reason = (
+                f": {_truncate(case.reason, 100)}" if show_reason and case and case.reason else ""
+            )
+            lines.append(f"  {case_id}{mark}{reason}")
+
+    ordered = _critical_first(comparison, comparison.regressions)
+    listed("regressions", ordered, comparison.candidate_cases, True)
+    listed("fixes", comparison.fixes, comparison.baseline_cases, False)
+    lines.append(
+        f"unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
+        + (f" ({', '.join(comparison.unchanged_fail)})" if comparison.unchanged_fail else "")
+    )
+    for title, ids in (
+        ("errors", comparison.errors),
+        ("added", comparison.added),
+        ("removed", comparison.removed),
+        ("changed", comparison.changed),
+    ):
+        if ids:
+            lines.append(f"{title}: {', '.join(ids)}")
+    usage = []
+    for delta in comparison.usage:
+        before, after, change = _figure(delta)
+        if delta.baseline is not None or delta.candidate is not None:
+            usage.append(f"{USAGE_LABELS[delta.name]} {before} → {after} ({change})")
+    if usage:
+        lines.append("usage: " + "; ".join(usage))
+    return "\n".join(lines)
+
+
+def _critical_first(comparison: Comparison, ids: list[str]) -> list[str]:
+    return sorted(ids, key=lambda i: (not comparison.candidate_cases[i].critical, i))
+
+
+# --- markdown -----------------------------------------------------------------
+
+
+def _table(headers: list[str], rows: list[list[str]], total: int) -> str:
+    body = tabulate(
+        rows[:ROWS_PER_TABLE], headers=headers, tablefmt="github", disable_numparse=True
+    )
+    if total > ROWS_PER_TABLE:
+        body += f"\n\n_… and {total - ROWS_PER_TABLE} more in the results file._"
+    return body
+
+
+def _failing_checks(case: CaseResult | None) -> str:
+    if case is None:
+        return "—"
+    if case.status == "error":
+        return "error: " + case.reason
+    failed = [f"{c.check}: {c.reason}" for c in case.checks if not c.ok]
+    return "; ".join(failed) or "all checks pass"
+
+
+def markdown_report(
+    comparison: Comparison,
+    verdict: Verdict,
+    *,
+    marker: str | None = None,
+    extra_notes: list[str] | None = None,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """A pull-request comment: verdict, tables, then details; never over `limit`."""
+    icon = "❌" if verdict.decision == "block" else "✅"
+    head = []
+    if marker:
+        head.append(marker)
+    head.append(f"### {icon} casegate: **{verdict.decision}** — {cell(comparison.suite)}")
+    head.append(
+        f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
+        f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
+    )
+    if verdict.reasons:
+        head.append(
+            "**Why it blocks**\n\n"
+            + "\n".join(
+                f"- {cell(r.message, 300)}"
+                + (": " + ", ".join(code(i) for i in r.cases[:20]) if r.cases else "")
+                + (f" and {len(r.cases) - 20} more" if len(r.cases) > 20 else "")
+                for r in verdict.reasons
+            )
+        )
+    notes = list(verdict.notes) + list(extra_notes or [])
+    if notes:
+        head.append("\n".join(f"> ⚠️ {cell(note, 400)}" for note in notes))
+
+    # (priority, text): lower numbers are kept longest when the body must shrink.
+    sections: list[tuple[int, str]] = []
+    before, after = comparison.baseline_cases, comparison.candidate_cases
+    regressions = _critical_first(comparison, comparison.regressions)
+    rows = [
+        ["🔴 critical" if after[i].critical else "", code(i), cell(after[i].reason)]
+        for i in regressions
+    ]
+    sections.append(
+        (
+            1,
+            f"#### Regressions ({len(regressions)})\n\n"
+            + (_table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
+        )
+    )
+    if comparison.errors:
+        rows = [[code(i), cell(after[i].reason)] for i in comparison.errors]
+        sections.append(
+            (2, f"#### Errors ({len(rows)})\n\n" + _table(["case", "error"], rows, len(rows)))
+        )
+    if comparison.fixes:
+        rows = [[code(i), cell(before[i].reason)] for i in comparison.fixes]
+        sections.append(
+            (
+                3,
+                f"#### Fixes ({len(rows)})\n\n"
+                + _table(["case", "failed on the baseline because"], rows, len(rows)),
+            )
+        )
+    moved = (
+        [("added", i) for i in comparison.added]
+        + [("removed", i) for i in comparison.removed]
+        + [("changed (new version)", i) for i in comparison.changed]
+    )
+    if moved:
+        rows = []
+        for kind, i in moved:
+            case = after.get(i) or before[i]
+            rows.append([kind, code(i), case.status if i in after else "—"])
+        sections.append(
+            (
+                4,
+                f"#### Added, removed, changed ({len(rows)})\n\n"
+                + _table(["", "case", "candidate"], rows, len(rows)),
+            )
+        )
+    usage_rows = [
+        [USAGE_LABELS[d.name], *_figure(d)]
+        for d in comparison.usage
+        if d.baseline is not None or d.candidate is not None
+    ]
+    if usage_rows:
+        sections.append(
+            (
+                2,
+                "#### Cost, tokens, latency\n\n"
+                + _table(["", "baseline", "candidate", "change"], usage_rows, len(usage_rows)),
+            )
+        )
+    unchanged = (
+        f"Unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
+    )
+    if comparison.unchanged_fail:
+        unchanged += " (" + ", ".join(code(i) for i in comparison.unchanged_fail[:30]) + ")"
+    sections.append((3, unchanged + "."))
+    for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
+        sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
+    return _fit(head, sections, limit)
+
+
+def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
+    def output(case: CaseResult | None) -> str | None:
+        return case.outputs[0].text if case and case.outputs else None
+
+    critical = " (critical)" if new is not None and new.critical else ""
+    parts = [
+        f"<details><summary>{html.escape(case_id)}{critical}: "
+        f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
+        f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
+        f"Baseline output:\n{block(output(old))}\n",
+        f"Candidate output:\n{block(output(new))}\n",
+        "</details>",
+    ]
+    return "\n".join(parts)
+
+
+def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
+    def render(kept: list[tuple[int, str]], note: str | None) -> str:
+        parts = head + [text for _, text in kept]
+        if note:
+            parts.append(note)
+        return "\n\n".join(parts) + "\n"
+
+    kept = list(sections)
+    dropped = 0
+    body = render(kept, None)
+    while len(body) > limit and kept:
+        # Drop the least important section (highest priority number) first.
+        worst = max(range(len(kept)), key=lambda k: (kept[k][0], k))
+        kept.pop(worst)
+        dropped += 1
+        body = render(
+            kept,
+            f"_Truncated: {dropped} section(s) left out to fit GitHub's comment "
+            "limit; the full comparison is in the results artefact._",
+        )
+    if len(body) > limit:  # the head alone is too long: cut it, say so
+        body = body[: limit - 80] + "\n\n_Truncated to fit GitHub's comment limit._\n"
+    return body
+
+
+# --- json -----------------------------------------------------------------------
+
+
+def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
+    def side(s: Any) -> dict[str, Any]:
+        return {"system": s.system, "pass_rate": s.pass_rate, "passed": s.passed, "cases": s.cases}
+
+    return {
+        "verdict": verdict.decision,
+        "reasons": [reason.to_dict() for reason in verdict.reasons],
+        "notes": verdict.notes,
+        "suite": comparison.suite,
+        "baseline": side(comparison.baseline),
+        "candidate": side(comparison.candidate),
+        "shared": {
+            "cases": comparison.shared_cases,
+            "baseline_pass_rate": comparison.shared_baseline_rate,
+            "candidate_pass_rate": comparison.shared_candidate_rate,
+        },
+        "regressions": comparison.regressions,
+        "critical_regressions": comparison.critical(comparison.regressions),
+        "fixes": comparison.fixes,
+        "unchanged_pass": comparison.unchanged_pass,
+        "unchanged_fail": comparison.unchanged_fail,
+        "errors": comparison.errors,
+        "added": comparison.added,
+        "removed": comparison.removed,
+        "changed": comparison.changed,
+        "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
+        "ruler_changes": comparison.ruler_changes,
+        "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
+    }

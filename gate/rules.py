@@ -1,0 +1,118 @@
+"""The gate: a written rule over a comparison, and the verdict with every reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gate.compare import Comparison, rate_dropped
+from gate.config import GateConfig
+from gate.results import EPSILON
+
+Decision = Literal["ship", "block"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    rule: str
+    message: str
+    cases: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message, "cases": self.cases}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: Decision
+    reasons: list[Reason]
+    #: things a person should read that did not block (non-critical regressions, …)
+    notes: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.decision == "block" else 0
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _increase_rule(
+    comparison: Comparison, name: str, limit: float | None, label: str, notes: list[str]
+) -> Reason | None:
+    if limit is None:
+        return None
+    delta = comparison.usage_of(name)
+    if delta.relative is None:
+        notes.append(
+            f"{label} rule not applied: {label} is unknown on one side or zero on the baseline"
+        )
+        return None
+    if delta.relative > limit + EPSILON:
+        return Reason(
+            f"max_{'cost' if name == 'cost_usd' else 'latency_p95'}_increase",
+            f"{label} rose {delta.relative:+.1%}, above the allowed {limit:.0%}",
+        )
+    return None
+
+
+def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
+    """Apply every rule; each that fires adds a reason naming its cases."""
+    reasons: list[Reason] = []
+    notes: list[str] = []
+    critical_regressions = comparison.critical(comparison.regressions)
+    if rule.block_on_critical_regression and critical_regressions:
+        reasons.append(
+            Reason(
+                "critical_regression",
+                f"{len(critical_regressions)} critical case(s) passed on the baseline "
+                "and fail on the candidate",
+                critical_regressions,
+            )
+        )
+    if rule.block_on_critical_failure:
+        failing = sorted(
+            case.id
+            for case in comparison.candidate_cases.values()
+            if case.critical and not case.passed
+        )
+        if failing:
+            reasons.append(
+                Reason("critical_failure", f"{len(failing)} critical case(s) fail", failing)
+            )
+    if rule.block_on_pass_rate_drop and rate_dropped(
+        comparison.shared_baseline_rate, comparison.shared_candidate_rate, rule.tolerance
+    ):
+        tolerance = f" (tolerance {rule.tolerance:.1%})" if rule.tolerance else ""
+        reasons.append(
+            Reason(
+                "pass_rate_drop",
+                f"pass rate on the {comparison.shared_cases} shared cases fell from "
+                f"{_pct(comparison.shared_baseline_rate)} to "
+                f"{_pct(comparison.shared_candidate_rate)}{tolerance}",
+                comparison.regressions,
+            )
+        )
+    if rule.block_on_errors and comparison.errors:
+        reasons.append(
+            Reason(
+                "errors",
+                f"{len(comparison.errors)} case(s) in error on the candidate "
+                "(an outage is not a pass)",
+                comparison.errors,
+            )
+        )
+    for found in (
+        _increase_rule(comparison, "cost_usd", rule.max_cost_increase, "cost", notes),
+        _increase_rule(
+            comparison, "latency_ms_p95", rule.max_latency_p95_increase, "latency p95", notes
+        ),
+    ):
+        if found:
+            reasons.append(found)
+    quiet = [i for i in comparison.regressions if i not in critical_regressions]
+    if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
+        notes.append(f"{len(quiet)} non-critical regression(s) did not block: {', '.join(quiet)}")
+    notes.extend(f"ruler change: {note}" for note in comparison.ruler_changes)
+    return Verdict("block" if reasons else "ship", reasons, notes)
