@@ -45,17 +45,13 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
 def load(args: argparse.Namespace) -> tuple[Any, Any]:
     from gate.cases import load_cases, resolve_case_paths
     from gate.config import load_config
-    from gate.errors import CaseFileError, ConfigError
+    from gate.errors import ConfigError
 
     loaded = load_config(args.config, getattr(args, "overrides", ()))
     files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
     if problems:
         raise ConfigError([f"{args.config}: {p}" for p in problems])
-    try:
-        cases = load_cases(files, display_root=Path.cwd())
-    except CaseFileError:
-        raise
-    return loaded, cases
+    return loaded, load_cases(files, display_root=Path.cwd())
 
 
 def _execute(args: argparse.Namespace) -> Any:
@@ -166,6 +162,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gate.junit import write_junit
     from gate.results import read_results, write_results
     from gate.rules import decide
+    from gate.run import execute
 
     loaded, cases = load(args)
     baseline_path = args.baseline or loaded.baseline_path
@@ -175,8 +172,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             "(create one with `casegate baseline`)"
         )
     baseline = read_results(Path(baseline_path))
-    from gate.run import execute
-
     candidate = execute(
         loaded, cases, args.mode or loaded.config.mode, show_progress=not args.quiet
     )
