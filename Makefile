@@ -36,6 +36,7 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/replay_speed.py
+	$(BIN)/python bench/live_throughput.py
 
 clean:
 	rm -rf $(VENV) .casegate .pytest_cache .mypy_cache .ruff_cache

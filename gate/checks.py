@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
+from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
 
 JSON_PARSE_FAILED = object()
@@ -46,13 +47,15 @@ class Subject:
     case_input: Mapping[str, Any]
     tool_calls: Sequence[ToolCall] = ()
     case: Any = None
+    #: the pinned LLM judge (gate.judge.Grader) when the suite has one
+    grader: Any = None
     _parsed: Any = field(default=None, repr=False)
     _parse_error: str | None = field(default=None, repr=False)
     _parsed_done: bool = field(default=False, repr=False)
 
     @classmethod
-    def of(cls, output: Output, case: Any) -> Subject:
-        return cls(output.text, case.input, output.tool_calls, case)
+    def of(cls, output: Output, case: Any, grader: Any = None) -> Subject:
+        return cls(output.text, case.input, output.tool_calls, case, grader)
 
     def parsed_json(self) -> tuple[Any, str | None]:
         """The output parsed as JSON, or (JSON_PARSE_FAILED, reason)."""
@@ -503,6 +506,10 @@ def tool_args(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
             best: list[str] | None = None
             for call in calls:
                 misses = []
+                if call.invalid_arguments is not None:
+                    raw = _short(call.invalid_arguments, 40)
+                    best = best or [f"{tool}: arguments are not a JSON object ({raw})"]
+                    continue
                 for label, path, value in checks:
                     actual = resolve(call.arguments, path)
                     if actual is _MISSING:
@@ -519,6 +526,34 @@ def tool_args(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         return Verdict(name, False, "; ".join(problems))
 
     return judge
+
+
+# --- the pinned LLM judge ------------------------------------------------------
+
+
+def llm_judge(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    if (
+        not isinstance(arg, Mapping)
+        or set(arg) != {"rubric"}
+        or not isinstance(arg["rubric"], str)
+        or not arg["rubric"].strip()
+    ):
+        raise CheckSpecError("judge takes {rubric: 'what must be true of the output'}")
+    rubric = arg["rubric"].strip()
+
+    def judge(subject: Subject) -> Verdict:
+        if subject.grader is None:
+            return Verdict(name, False, "no judge is pinned: add `judge:` to the config")
+        # An outage or an unparseable verdict raises SystemCallError: the sample
+        # becomes an error, never a pass and never a silent fail.
+        ok, reason = subject.grader.verdict(subject.case, rubric, subject.text)
+        return Verdict(name, ok, reason)
+
+    return judge
+
+
+def uses_judge(expect: Mapping[str, Any]) -> bool:
+    return "judge" in expect
 
 
 # --- user-written checks ------------------------------------------------------
@@ -593,6 +628,7 @@ REGISTRY: dict[str, Factory] = {
     "tool_sequence": tool_sequence,
     "tool_args": tool_args,
     "check": custom,
+    "judge": llm_judge,
 }
 
 MODIFIERS = {"normalize"}
@@ -621,6 +657,8 @@ def evaluate(judges: Sequence[tuple[str, Judge]], subject: Subject) -> list[Verd
     for name, judge in judges:
         try:
             verdicts.append(judge(subject))
+        except SystemCallError:
+            raise  # the judge could not judge: the caller makes the sample an error
         except Exception as exc:  # a bug in a check must not end the run
             verdicts.append(Verdict(name, False, f"check crashed: {type(exc).__name__}: {exc}"))
     return verdicts

@@ -48,6 +48,8 @@ def load(args: argparse.Namespace) -> tuple[Any, Any]:
     from gate.errors import ConfigError
 
     loaded = load_config(args.config, getattr(args, "overrides", ()))
+    for warning in loaded.warnings:
+        print(f"casegate: warning: {warning}", file=sys.stderr)
     files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
     if problems:
         raise ConfigError([f"{args.config}: {p}" for p in problems])
@@ -72,6 +74,15 @@ def _default_out(suite: str) -> Path:
     return Path(".casegate") / f"{suite}-results.json"
 
 
+INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C (128 + SIGINT)
+
+
+def _interrupted(results: Any, out: Path | None) -> int:
+    kept = f"; results for the {len(results.cases)} finished case(s): {out}" if out else ""
+    print(f"casegate: interrupted{kept}", file=sys.stderr)
+    return INTERRUPTED
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from gate.results import write_results
     from gate.terminal import run_summary
@@ -79,6 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = _execute(args)
     out = args.out or _default_out(results.suite)
     write_results(results, out)
+    if results.interrupted:
+        return _interrupted(results, out)
     if getattr(args, "junit", None):
         from gate.junit import write_junit
 
@@ -87,6 +100,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(run_summary(results))
         print(f"results: {out}")
     return 0
+
+
+def _with_judge_lines(verdict: Any, candidate: Any, root: Path) -> Any:
+    """Add the judge pin and its last calibration to a verdict on a run that used it."""
+    import dataclasses
+
+    from gate.calibration import judge_lines, read_calibration
+
+    uses_judge = any(c.check == "judge" for case in candidate.cases for c in case.checks)
+    calibration = read_calibration(root / f"{candidate.suite}.judge-calibration.json")
+    info, warnings = judge_lines(candidate.config.get("judge"), uses_judge, calibration)
+    if not info and not warnings:
+        return verdict
+    return dataclasses.replace(
+        verdict, notes=[*verdict.notes, *warnings], instrument=[*verdict.instrument, *info]
+    )
 
 
 def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
@@ -115,7 +144,8 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     candidate = read_results(args.candidate)
     comparison = compare(baseline, candidate)
     verdict = decide(comparison, _gate_rule(args, candidate))
-    return baseline, candidate, comparison, verdict
+    root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
+    return baseline, candidate, comparison, _with_judge_lines(verdict, candidate, root)
 
 
 def _render(fmt: str, comparison: Any, verdict: Any) -> str:
@@ -177,8 +207,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     out = args.out or _default_out(candidate.suite)
     write_results(candidate, out)
+    if candidate.interrupted:
+        return _interrupted(candidate, out)
     comparison = compare(baseline, candidate)
-    verdict = decide(comparison, loaded.config.gate)
+    verdict = _with_judge_lines(decide(comparison, loaded.config.gate), candidate, loaded.root)
     report_path = args.report or out.with_name(f"{candidate.suite}-report.md")
     _write_text(report_path, report.markdown_report(comparison, verdict))
     if args.junit:
@@ -194,6 +226,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from gate.terminal import run_summary
 
     results = _execute(args)
+    if results.interrupted:
+        return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     loaded_path = results.config.get("baseline")
     if not loaded_path:
         raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
@@ -211,12 +245,36 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from gate.templates import check_templates
+    from gate.recordings import RecordingStore
+    from gate.run import make_grader, preflight
 
     loaded, cases = load(args)
-    check_templates(loaded, cases)
+    preflight(loaded, cases, loaded.resolved_system())
+    make_grader(
+        loaded, cases, "replay", RecordingStore(loaded.recordings_dir), reuse_recorded=False
+    )
     files = len({case.source for case in cases})
     print(f"ok: {len(cases)} cases in {files} file(s), suite {loaded.config.suite!r}")
+    return 0
+
+
+def cmd_judge_calibrate(args: argparse.Namespace) -> int:
+    from gate import calibration
+
+    loaded, cases = load(args)
+    labels = calibration.read_labels(args.labels, cases)
+    result = calibration.calibrate(
+        loaded, labels, args.mode or loaded.config.mode, only_missing=args.only_missing
+    )
+    path = args.out or calibration.calibration_path(loaded)
+    _write_text(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    print("\n".join(calibration.summary_lines(result)))
+    for miss in result["disagreements"][:20]:
+        print(
+            f"  {args.labels}:{miss['line']}: {miss['case']}: person {miss['human']}, "
+            f"judge {miss['judge']}: {miss['reason']}"
+        )
+    print(f"calibration: {path}")
     return 0
 
 
@@ -283,6 +341,23 @@ def build_parser() -> argparse.ArgumentParser:
     baseline = commands.add_parser("baseline", help="run and write the configured baseline file")
     _run_options(baseline)
     baseline.set_defaults(handler=cmd_baseline)
+
+    judge = commands.add_parser("judge", help="the pinned LLM judge")
+    judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")
+    calibrate = judge_commands.add_parser(
+        "calibrate", help="measure the judge against verdicts a person gave (agreement, kappa)"
+    )
+    calibrate.add_argument(
+        "labels", type=Path, metavar="LABELS.jsonl", help='lines of {"case", "output", "verdict"}'
+    )
+    _run_options(calibrate)
+    calibrate.add_argument(
+        "--only-missing", action="store_true", help="with --mode record: reuse recorded verdicts"
+    )
+    calibrate.add_argument(
+        "--out", type=Path, help="calibration file (default: SUITE.judge-calibration.json)"
+    )
+    calibrate.set_defaults(handler=cmd_judge_calibrate)
     return parser
 
 

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gate.errors import ConfigError, located
+from gate.judge import JudgePin, pin_problems
 from gate.yamlfile import LineDict, YamlSyntaxError, line_of, load_yaml
 
 DEFAULT_CONFIG = "casegate.yml"
@@ -70,6 +71,7 @@ class Config(_Strict):
     baseline: str | None = None
     gate: GateConfig = Field(default_factory=GateConfig)
     pricing: dict[str, Price] = Field(default_factory=dict)
+    judge: JudgePin | None = None
 
     @field_validator("cases", mode="before")
     @classmethod
@@ -85,6 +87,8 @@ class LoadedConfig:
         self.path = path
         self.root = path.resolve().parent
         self.overrides = overrides
+        #: things worth saying that do not stop the run
+        self.warnings: list[str] = []
 
     def resolve(self, relative: str) -> Path:
         return (self.root / relative).resolve()
@@ -218,5 +222,14 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
             )
         )
     problems.extend(located(path, line, p) for p in systems.config_problems(system))
+    pin = loaded.config.judge
+    if pin is not None:
+        judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
+        problems.extend(located(path, judge_line, p) for p in pin_problems(pin))
+        if (pin.provider, pin.model) == (system.provider, system.model):
+            loaded.warnings.append(
+                f"{path}: the judge is the system under test ({pin.provider} {pin.model}); "
+                "a model grading itself tends to agree with itself — pin a different model"
+            )
     if problems:
         raise ConfigError(problems)

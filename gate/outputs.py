@@ -14,6 +14,8 @@ class ToolCall(BaseModel):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    #: the raw arguments when the model sent something that is not a JSON object
+    invalid_arguments: str | None = None
 
 
 class Output(BaseModel):

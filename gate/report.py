@@ -132,6 +132,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         )
     for note in verdict.notes:
         lines.append(f"  ! {note}")
+    for fact in verdict.instrument:
+        lines.append(f"  i {fact}")
 
     def listed(
         title: str, ids: list[str], source: dict[str, CaseResult], show_reason: bool
@@ -226,6 +228,8 @@ def markdown_report(
     notes = list(verdict.notes) + list(extra_notes or [])
     if notes:
         head.append("\n".join(f"> ⚠️ {cell(note, 400)}" for note in notes))
+    if verdict.instrument:
+        head.append("\n".join(f"> ℹ️ {cell(fact, 400)}" for fact in verdict.instrument))
 
     # (priority, text): lower numbers are kept longest when the body must shrink.
     sections: list[tuple[int, str]] = []
@@ -349,6 +353,7 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "verdict": verdict.decision,
         "reasons": [reason.to_dict() for reason in verdict.reasons],
         "notes": verdict.notes,
+        "instrument": verdict.instrument,
         "suite": comparison.suite,
         "baseline": side(comparison.baseline),
         "candidate": side(comparison.candidate),

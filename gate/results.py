@@ -98,6 +98,8 @@ class RunResults:
     casegate_version: str
     mode: str | None = None
     overrides: list[str] = field(default_factory=list)
+    #: Ctrl-C stopped the run: `cases` holds only the cases that finished
+    interrupted: bool = False
     summary: Summary
     cases: list[CaseResult]
 

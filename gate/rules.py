@@ -28,6 +28,8 @@ class Verdict:
     reasons: list[Reason]
     #: things a person should read that did not block (non-critical regressions, …)
     notes: list[str]
+    #: facts about the measuring instrument itself (the judge pin and its calibration)
+    instrument: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

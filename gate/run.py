@@ -16,7 +16,8 @@ from typing import Any
 from gate import __version__, checks, systems
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
-from gate.errors import MissingRecordingError, SystemCallError
+from gate.errors import ConfigError, MissingRecordingError, SystemCallError
+from gate.judge import Grader
 from gate.outputs import Output
 from gate.recordings import RecordingStore, request_key, system_fingerprint
 from gate.results import (
@@ -28,6 +29,8 @@ from gate.results import (
     Status,
     summarise,
 )
+from gate.secrets import redact
+from gate.templates import check_templates
 
 MISSING_LISTED = 10
 
@@ -90,14 +93,17 @@ def replay(
     return results
 
 
-def missing_message(missing: dict[str, list[int]], store: RecordingStore) -> list[str]:
+def missing_message(
+    missing: dict[str, list[int]], store: RecordingStore, what: str = ""
+) -> list[str]:
     ids = sorted(missing)
     shown = ", ".join(ids[:MISSING_LISTED]) + (
         f" and {len(ids) - MISSING_LISTED} more" if len(ids) > MISSING_LISTED else ""
     )
     samples = sum(len(v) for v in missing.values())
     return [
-        f"no recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: {shown}",
+        f"no {what}recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: "
+        f"{shown}",
         "the case is new, or its input, the prompt, model or params changed since recording: "
         "run `casegate record --only-missing` with the provider's key set, and commit the "
         "recordings",
@@ -106,42 +112,49 @@ def missing_message(missing: dict[str, list[int]], store: RecordingStore) -> lis
 
 def call_live(
     requests: Sequence[Request],
-    system: systems.System,
+    work: Callable[[Request], SampleResult],
     *,
     concurrency: int,
-    on_answer: Callable[[Request, Answer], None],
     progress: Any = None,
-) -> dict[Request, Answer]:
-    """Call the system for every request, up to `concurrency` at once."""
-    answers: dict[Request, Answer] = {}
+) -> tuple[dict[Request, SampleResult], bool]:
+    """Run `work` for every request, up to `concurrency` at once.
 
-    def one(request: Request) -> Answer:
-        try:
-            return Answer(system.complete(request.case.id, request.case.input))
-        except SystemCallError as exc:
-            return Answer(None, str(exc) or type(exc).__name__)
-        except Exception as exc:  # a provider bug is that case's error, not the run's end
-            return Answer(None, f"{type(exc).__name__}: {exc}")
+    Returns what finished and whether Ctrl-C stopped it. Calls already in flight
+    when Ctrl-C arrives are not waited for here; their worker threads still
+    finish (and, when recording, still store what they paid for) before exit.
+    """
+    done: dict[Request, SampleResult] = {}
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    interrupted = False
+    try:
+        futures = {pool.submit(work, request): request for request in requests}
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            if progress is not None:
+                progress.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+    return done, interrupted
 
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = {pool.submit(one, request): request for request in requests}
-        try:
-            for future in as_completed(futures):
-                request = futures[future]
-                answer = future.result()
-                answers[request] = answer
-                on_answer(request, answer)
-                if progress is not None:
-                    progress.update(1)
-        except KeyboardInterrupt:
-            for future in futures:
-                future.cancel()
-            raise
-    return answers
+
+def ask(system: systems.System, request: Request) -> Answer:
+    """One call; every failure becomes that request's error, never the run's end."""
+    try:
+        return Answer(system.complete(request.case.id, request.case.input))
+    except SystemCallError as exc:
+        return Answer(None, redact(str(exc)) or type(exc).__name__)
+    except Exception as exc:  # a provider bug is that case's error, not the run's end
+        return Answer(None, redact(f"{type(exc).__name__}: {exc}"))
 
 
 def judge_sample(
-    case: Case, sample: int, answer: Answer, loaded: LoadedConfig | None = None
+    case: Case,
+    sample: int,
+    answer: Answer,
+    loaded: LoadedConfig | None = None,
+    grader: Grader | None = None,
 ) -> SampleResult:
     if answer.output is None:
         return SampleResult(sample=sample, status="error", reason=answer.error or "no output")
@@ -149,21 +162,27 @@ def judge_sample(
     cost = output.cost_usd
     if cost is None and loaded is not None:
         cost = loaded.cost_of(output.model, output.input_tokens, output.output_tokens)
-    verdicts = checks.evaluate(case.judges, checks.Subject.of(output, case))
+    usage: dict[str, Any] = {
+        "text": output.text,
+        "latency_ms": output.latency_ms,
+        "input_tokens": output.input_tokens,
+        "output_tokens": output.output_tokens,
+        "cost_usd": cost,
+        "model": output.model,
+        "stop_reason": output.stop_reason,
+        "tool_calls": [call.model_dump(exclude_none=True) for call in output.tool_calls],
+    }
+    try:
+        verdicts = checks.evaluate(case.judges, checks.Subject.of(output, case, grader))
+    except SystemCallError as exc:
+        return SampleResult(sample=sample, status="error", reason=redact(f"judge: {exc}"), **usage)
     failed = [v for v in verdicts if not v.ok]
     return SampleResult(
         sample=sample,
         status="fail" if failed else "pass",
-        text=output.text,
         reason="; ".join(f"{v.check}: {v.reason}" for v in failed),
         checks=[CheckResult(check=v.check, ok=v.ok, reason=v.reason) for v in verdicts],
-        latency_ms=output.latency_ms,
-        input_tokens=output.input_tokens,
-        output_tokens=output.output_tokens,
-        cost_usd=cost,
-        model=output.model,
-        stop_reason=output.stop_reason,
-        tool_calls=[call.model_dump() for call in output.tool_calls],
+        **usage,
     )
 
 
@@ -240,6 +259,39 @@ def _progress_bar(total: int, enabled: bool) -> Any:
     return tqdm(total=total, file=sys.stderr, unit="call", leave=False)
 
 
+def make_grader(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    store: RecordingStore,
+    *,
+    reuse_recorded: bool,
+) -> Grader | None:
+    """The pinned judge, when any case asks for one; a ConfigError when none is pinned."""
+    judged = [case for case in cases if checks.uses_judge(case.expect)]
+    if not judged:
+        return None
+    pin = loaded.config.judge
+    if pin is None:
+        raise ConfigError(
+            [
+                f"{case.source}:{case.line}: case {case.id!r} uses `judge` but "
+                f"{loaded.path} pins no judge; add a `judge:` block (provider, model, "
+                "prompt_version, temperature)"
+                for case in judged[:MISSING_LISTED]
+            ]
+        )
+    return Grader(pin, mode=mode, store=store, root=loaded.root, reuse_recorded=reuse_recorded)
+
+
+def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
+    """Everything that would fail per request, found before the first paid call."""
+    check_templates(loaded, cases)
+    problems = systems.preflight(system, cases)
+    if problems:
+        raise ConfigError(problems)
+
+
 def execute(
     loaded: LoadedConfig,
     cases: Sequence[Case],
@@ -254,31 +306,39 @@ def execute(
     fingerprint = system_fingerprint(resolved)
     requests = plan(cases, loaded, fingerprint)
     store = RecordingStore(loaded.recordings_dir)
+    grader = make_grader(
+        loaded, cases, mode, store, reuse_recorded=mode == "record" and only_missing
+    )
 
     ordered = sorted(cases, key=lambda c: c.id)
 
     def score(request: Request, answer: Answer) -> SampleResult:
-        return judge_sample(request.case, request.sample, answer, loaded)
+        return judge_sample(request.case, request.sample, answer, loaded, grader)
 
     def judge(case: Case, samples: list[SampleResult]) -> CaseResult:
         threshold = case.min_pass_rate if case.min_pass_rate is not None else 1.0
         return aggregate(case, samples, threshold)
 
+    interrupted = False
     if mode == "replay":
         results = replay(ordered, requests, store, judge, score)
+        if grader is not None and grader.missing:
+            raise MissingRecordingError(
+                missing_message({case_id: [0] for case_id in grader.missing}, store, "judge ")
+            )
     else:
-        answers = {}
-        to_call = list(requests)
-        if mode == "record" and only_missing:
-            for request in requests:
-                output = store.get(request.case.id, request.key)
-                if output is not None:
-                    answers[request] = Answer(output)
-            to_call = [r for r in requests if r not in answers]
+        preflight(loaded, cases, resolved)
         system = systems.create(resolved, loaded.root, {"config": loaded})
+        if grader is not None:
+            grader.prepare()
 
-        def keep(request: Request, answer: Answer) -> None:
+        def work(request: Request) -> SampleResult:
+            recorded = store.get(request.case.id, request.key) if only_missing else None
+            if recorded is not None:
+                return score(request, Answer(recorded))
+            answer = ask(system, request)
             if mode == "record" and answer.output is not None:
+                # Stored the moment it arrives, so an interrupted run keeps what it paid for.
                 store.put(
                     request.case.id,
                     request.key,
@@ -287,26 +347,25 @@ def execute(
                     fingerprint=fingerprint,
                     sample=request.sample,
                 )
+            return score(request, answer)
 
-        progress = _progress_bar(len(to_call), show_progress)
+        progress = _progress_bar(len(requests), show_progress)
         try:
-            answers.update(
-                call_live(
-                    to_call,
-                    system,
-                    concurrency=config.concurrency,
-                    on_answer=keep,
-                    progress=progress,
-                )
+            scored, interrupted = call_live(
+                requests, work, concurrency=config.concurrency, progress=progress
             )
         finally:
             if progress is not None:
                 progress.close()
-
         by_case: dict[str, list[SampleResult]] = {}
         for request in requests:
-            by_case.setdefault(request.case.id, []).append(score(request, answers[request]))
-        results = [judge(case, by_case[case.id]) for case in ordered]
+            if request in scored:
+                by_case.setdefault(request.case.id, []).append(scored[request])
+        results = [
+            judge(case, by_case[case.id])
+            for case in ordered
+            if len(by_case.get(case.id, ())) == samples_for(case, loaded)
+        ]
     return RunResults(
         suite=config.suite,
         system=config.system.name,
@@ -316,6 +375,7 @@ def execute(
         casegate_version=__version__,
         mode=mode,
         overrides=loaded.overrides,
+        interrupted=interrupted,
         summary=summarise(results),
         cases=results,
     )

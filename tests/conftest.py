@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import json
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.fakes.llm_server import FakeLLMServer
 
 _counter = itertools.count()
 
@@ -87,3 +89,35 @@ def case(case_id: str, question: str, **expect_and_fields: Any) -> dict[str, Any
 
 
 CaseFactory = Callable[..., dict[str, Any]]
+
+
+OPENAI_KEY = "sk-test-openai-4f1c9d2b7a"
+ANTHROPIC_KEY = "sk-ant-test-8e3b5a61c0"
+
+
+@pytest.fixture
+def llm_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    """A loopback OpenAI/Anthropic server, with test keys in the environment."""
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    for variable in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(variable, raising=False)
+    with FakeLLMServer() as server:
+        yield server
+
+
+def chat_system(provider: str, server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
+    """A system mapping for a chat provider pointed at the fake server."""
+    base = server.url + "/v1" if provider == "openai" else server.url
+    system: dict[str, Any] = {
+        "name": f"{provider}-test",
+        "provider": provider,
+        "model": "model-a",
+        "base_url": base,
+        "prompt": "You are terse.",
+        "message": "{{ question }}",
+        "max_retries": 2,
+        "timeout_s": 5,
+    }
+    system.update(extra)
+    return system

@@ -5,7 +5,7 @@ Adding a provider is one new module and one line in PROVIDERS.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -43,14 +43,24 @@ class Provider:
                     found.append(f"unknown key 'system.{key}' for provider {cls.name!r}")
         return found
 
+    @classmethod
+    def preflight(cls, system: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:
+        """Problems with the requests this system would send, found before any call."""
+        return []
+
 
 def _registry() -> dict[str, type[Provider]]:
+    # These modules import no SDK at import time; the SDK loads when a client is made.
+    from gate.systems.anthropic import AnthropicSystem
     from gate.systems.command import CommandSystem
+    from gate.systems.openai import OpenAISystem
     from gate.systems.python import PythonSystem
 
     return {
         PythonSystem.name: PythonSystem,
         CommandSystem.name: CommandSystem,
+        OpenAISystem.name: OpenAISystem,
+        AnthropicSystem.name: AnthropicSystem,
     }
 
 
@@ -62,6 +72,10 @@ def config_problems(system: SystemConfig) -> list[str]:
     if provider is None:
         return [f"unknown provider {system.provider!r} (known: {', '.join(sorted(PROVIDERS))})"]
     return provider.problems(system)
+
+
+def preflight(system: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:
+    return PROVIDERS[system["provider"]].preflight(system, cases)
 
 
 def create(system: Mapping[str, Any], root: Path, context: Mapping[str, Any]) -> System:

@@ -1,0 +1,258 @@
+"""The pinned LLM judge: strict verdicts, recorded like system calls, calibrated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate.calibration import cohen_kappa
+from gate.cli import main
+from gate.errors import SystemCallError
+from gate.judge import PROMPTS, parse_verdict
+from tests.conftest import OPENAI_KEY, Project, case
+from tests.fakes.llm_server import FakeLLMServer, Fault, Received, Reply
+
+RUBRIC = "Acknowledges the problem before stating the policy."
+
+
+def test_parse_verdict_accepts_only_the_strict_format() -> None:
+    assert parse_verdict("PASS: apologises first") == (True, "apologises first")
+    assert parse_verdict("  FAIL: states policy first \n") == (False, "states policy first")
+    for bad in ["", "PASS", "pass: fine", "PASS:", "Verdict: PASS", "PASS: a\nFAIL: b", "x" * 600]:
+        with pytest.raises(SystemCallError, match="unparseable verdict"):
+            parse_verdict(bad)
+
+
+def _one_line(text: str) -> bool:
+    return bool(text.strip()) and len(f"FAIL: {text}".strip().splitlines()) == 1
+
+
+@given(st.text(min_size=1, max_size=200).filter(_one_line))
+def test_any_one_line_reason_round_trips(reason: str) -> None:
+    assert parse_verdict(f"FAIL: {reason}") == (False, reason.strip())
+
+
+@given(st.text(max_size=300))
+def test_parse_verdict_never_passes_by_accident(text: str) -> None:
+    try:
+        ok, _ = parse_verdict(text)
+    except SystemCallError:
+        return
+    assert text.strip().startswith("PASS:") is ok
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
+def test_kappa_is_bounded_and_symmetric(pairs: list[tuple[bool, bool]]) -> None:
+    kappa = cohen_kappa(pairs)
+    swapped = cohen_kappa([(b, a) for a, b in pairs])
+    if kappa is None:
+        assert swapped is None
+        return
+    assert -1 - 1e-9 <= kappa <= 1 + 1e-9
+    assert swapped == pytest.approx(kappa)
+    if all(a == b for a, b in pairs):
+        assert kappa == pytest.approx(1.0)
+
+
+def test_kappa_known_value() -> None:
+    # 20 items: both pass 10, both fail 5, 3 judge-pass/human-fail, 2 the other way.
+    pairs = [(True, True)] * 10 + [(False, False)] * 5 + [(False, True)] * 3 + [(True, False)] * 2
+    # po = 15/20; person passes 12/20, judge 13/20; pe = .6*.65 + .4*.35 = .53
+    assert cohen_kappa(pairs) == pytest.approx((0.75 - 0.53) / (1 - 0.53))
+
+
+def grading_judge(received: Received) -> Reply:
+    """A judge stand-in: passes a response that says sorry, fails others, garbles on 'mumble'."""
+    asked = received.last_user_text
+    response = asked.split("<response>", 1)[1]
+    if "mumble" in response:
+        return Reply(text="I think it is mostly fine?")
+    if "sorry" in response:
+        return Reply(text="PASS: acknowledges the problem first")
+    return Reply(text="FAIL: no acknowledgement")
+
+
+def judged_project(project: Project, server: FakeLLMServer, **pin: Any) -> None:
+    project.write_config(
+        judge={
+            "provider": "openai",
+            "model": "judge-model-2025-01-01",
+            "prompt_version": 1,
+            "temperature": 0,
+            "base_url": server.url + "/v1",
+            "max_retries": 1,
+            **pin,
+        }
+    )
+    project.write_cases(
+        [
+            case("apology", "sorry it broke", judge={"rubric": RUBRIC}, fields_={"critical": True}),
+            case("blunt", "policy says no", judge={"rubric": RUBRIC}),
+            case("garbled", "mumble", judge={"rubric": RUBRIC}),
+            case("plain", "hi", contains="hi"),
+        ]
+    )
+
+
+def results_of(path: str) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in json.loads(Path(path).read_text())["cases"]}
+
+
+def test_judge_record_then_replay_and_its_three_outcomes(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    llm_server.reply = grading_judge
+    judged_project(project, llm_server)
+    assert main(["record", "--quiet", "--out", "rec.json"]) == 0
+    calls = len(llm_server.received)
+    assert calls == 3  # one per judged case; the python system is not an API call
+    sent = llm_server.received[0].body
+    assert sent["model"] == "judge-model-2025-01-01" and sent["temperature"] == 0
+    assert sent["messages"][0] == {"role": "system", "content": PROMPTS[1].system}
+
+    assert main(["run", "--quiet", "--out", "replay.json"]) == 0
+    assert len(llm_server.received) == calls  # verdicts replayed for free
+    results = results_of("replay.json")
+    assert results["apology"]["status"] == "pass"
+    assert results["blunt"]["status"] == "fail"
+    assert "no acknowledgement" in results["blunt"]["reason"]
+    assert results["garbled"]["status"] == "error"  # never a pass, never a quiet fail
+    assert "unparseable verdict" in results["garbled"]["reason"]
+    assert results["plain"]["status"] == "pass"
+    assert OPENAI_KEY not in Path("replay.json").read_text()
+
+
+def test_a_judge_outage_is_an_error(project: Project, llm_server: FakeLLMServer) -> None:
+    llm_server.reply = grading_judge
+    llm_server.fail("sorry it broke", *[Fault(503)] * 2)
+    judged_project(project, llm_server)
+    assert main(["run", "--mode", "live", "--quiet", "--out", "live.json"]) == 0
+    apology = results_of("live.json")["apology"]
+    assert apology["status"] == "error" and "HTTP 503" in apology["reason"]
+
+
+def test_changing_the_pin_changes_the_recording_key(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = grading_judge
+    judged_project(project, llm_server)
+    assert main(["record", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--quiet", "--set", "judge.temperature=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "no judge recording for 3 case(s)" in err
+    assert "apology" in err
+
+
+def test_a_judge_case_without_a_pin_is_refused(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([case("a", "q", judge={"rubric": RUBRIC})])
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert "cases.yaml:1: case 'a' uses `judge` but" in err and "pins no judge" in err
+
+
+def test_bad_rubric_and_bad_pin_are_load_errors(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([case("a", "q", judge={"rubrik": RUBRIC})])
+    assert main(["validate"]) == 2
+    assert "judge takes {rubric:" in capsys.readouterr().err
+    project.write_config(judge={"provider": "openai", "model": "m", "prompt_version": 9})
+    assert main(["validate"]) == 2
+    assert "judge.prompt_version 9 is unknown" in capsys.readouterr().err
+
+
+def test_a_judge_that_is_the_system_under_test_is_warned_about(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_config(
+        system={
+            "name": "s",
+            "provider": "openai",
+            "model": "same-model",
+            "message": "{{ question }}",
+            "base_url": llm_server.url + "/v1",
+        },
+        judge={"provider": "openai", "model": "same-model"},
+    )
+    project.write_cases([case("a", "q", contains="q")])
+    assert main(["validate"]) == 0
+    assert "the judge is the system under test" in capsys.readouterr().err
+
+
+def write_labels(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    path.write_text(
+        "".join(json.dumps({"case": c, "output": o, "verdict": v}) + "\n" for c, o, v in rows)
+    )
+    return path
+
+
+def test_calibrate_measures_agreement_and_reports_quote_it(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = grading_judge
+    judged_project(project, llm_server)
+    labels = write_labels(
+        project.root / "labels.jsonl",
+        [
+            ("apology", "sorry, that is on us", "pass"),  # agree
+            ("apology", "sorry but no", "fail"),  # judge passes what a person failed
+            ("blunt", "policy is policy", "fail"),  # agree
+            ("blunt", "we will fix it", "pass"),  # judge fails what a person passed
+            ("blunt", "so sorry", "pass"),  # agree
+            ("blunt", "no.", "fail"),  # agree
+        ],
+    )
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    out = capsys.readouterr().out
+    assert "agreement: 67%" in out and "Cohen's kappa: 0.33" in out
+    assert "false-pass rate: 33%" in out and "false-fail rate: 33%" in out
+    stored = json.loads((project.root / "demo.judge-calibration.json").read_text())
+    assert stored["kappa"] == pytest.approx(1 / 3)
+    assert len(stored["disagreements"]) == 2
+
+    # Replaying the calibration costs nothing.
+    asked = len(llm_server.received)
+    assert main(["judge", "calibrate", str(labels)]) == 0
+    assert len(llm_server.received) == asked
+
+    # Reports on a run that used the judge quote the calibration...
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    # It blocks: the garbled verdict is an error on the candidate, as it must be.
+    assert main(["check", "--quiet", "--report", "r.md"]) == 1
+    report = Path("r.md").read_text()
+    assert "last calibrated" in report and "kappa 0.33" in report
+    # ...and warn once the pin has moved on.
+    assert main(["record", "--quiet", "--set", "judge.model=judge-model-2026-01-01"]) == 0
+    code = main(
+        ["check", "--quiet", "--report", "r2.md", "--set", "judge.model=judge-model-2026-01-01"]
+    )
+    assert code == 1
+    assert "changed since its last calibration" in Path("r2.md").read_text()
+
+
+def test_label_file_problems_name_the_line(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judged_project(project, llm_server)
+    labels = project.root / "labels.jsonl"
+    labels.write_text(
+        '{"case": "apology", "output": "x", "verdict": "pass"}\n'
+        "{oops\n"
+        '{"case": "nope", "output": "x", "verdict": "pass"}\n'
+        '{"case": "plain", "output": "x", "verdict": "pass"}\n'
+        '{"case": "apology", "output": "x", "verdict": "maybe"}\n'
+    )
+    assert main(["judge", "calibrate", str(labels)]) == 2
+    err = capsys.readouterr().err
+    assert "labels.jsonl:2: not valid JSON" in err
+    assert "labels.jsonl:3: unknown case 'nope'" in err
+    assert "labels.jsonl:4: case 'plain' has no judge check" in err
+    assert "labels.jsonl:5: verdict must be 'pass' or 'fail'" in err

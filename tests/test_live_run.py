@@ -1,0 +1,171 @@
+"""Live and record runs through the real SDKs against a loopback server, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.cli import main
+from tests.conftest import OPENAI_KEY, Project, case, chat_system
+from tests.fakes.llm_server import FakeLLMServer, Fault, Received, Reply
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def live_project(project: Project, server: FakeLLMServer, **system: Any) -> None:
+    project.write_config(
+        system=chat_system("openai", server, **system),
+        pricing={"model-a": {"input": 2.0, "output": 8.0}},
+        concurrency=4,
+    )
+
+
+def every_file_text(root: Path) -> str:
+    return "\n".join(path.read_text(errors="replace") for path in root.rglob("*") if path.is_file())
+
+
+def test_record_then_replay_offline_with_usage_cost_and_latency(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live_project(project, llm_server)
+    project.write_cases([case("a", "hello", contains="hello"), case("b", "bye", equals="x")])
+    assert main(["record", "--out", "rec.json"]) == 0
+    recorded = json.loads(Path("rec.json").read_text())
+    first = recorded["cases"][0]
+    assert (first["id"], first["status"]) == ("a", "pass")
+    assert (first["input_tokens"], first["output_tokens"]) == (12, 7)
+    assert first["cost_usd"] == pytest.approx((12 * 2.0 + 7 * 8.0) / 1e6)
+    assert first["latency_ms"] > 0
+    assert first["outputs"][0]["model"] == "model-a"
+    assert len(llm_server.received) == 2
+
+    assert main(["run", "--out", "replayed.json"]) == 0
+    assert len(llm_server.received) == 2  # replay never calls
+    replayed = json.loads(Path("replayed.json").read_text())
+    assert [c["status"] for c in replayed["cases"]] == ["pass", "fail"]
+    assert replayed["cases"][0]["cost_usd"] == first["cost_usd"]
+
+    # A different model is a different system: its requests were never recorded.
+    assert main(["run", "--set", "system.model=model-b"]) == 2
+    assert "no recording for 2 case(s)" in capsys.readouterr().err
+
+    everything = every_file_text(project.root) + capsys.readouterr().out
+    assert OPENAI_KEY not in everything
+
+
+def test_faults_finish_the_run_and_no_faulted_case_passes(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    live_project(project, llm_server, max_retries=1, timeout_s=1)
+    llm_server.fail("recovers", Fault(429, headers={"retry-after": "0"}))
+    llm_server.fail("down", *[Fault(500)] * 2)
+    llm_server.fail("garbled", *[Fault(200, body="<html>oops")] * 2)
+    llm_server.fail("stuck", *[Fault(200, body="{}", hang_s=2)] * 2)
+    names = ["recovers", "down", "garbled", "stuck", "fine"]
+    project.write_cases([case(name, name, contains="echo") for name in names])
+    assert main(["run", "--mode", "live", "--out", "out.json", "--quiet"]) == 0
+    results = {c["id"]: c for c in json.loads(Path("out.json").read_text())["cases"]}
+    assert results["recovers"]["status"] == "pass"
+    assert results["fine"]["status"] == "pass"
+    for name, expected in (
+        ("down", "HTTP 500"),
+        ("garbled", "malformed response body"),
+        ("stuck", "timed out"),
+    ):
+        assert results[name]["status"] == "error"
+        assert results[name]["passed"] is False
+        assert expected in results[name]["reason"]
+        assert "gave up after 2 attempts" in results[name]["reason"]
+
+
+def test_results_are_in_case_id_order_whatever_order_answers_arrive(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    def slow_for_early_ids(received: Received) -> Reply:
+        # Case "c0" answers last, "c7" first.
+        time.sleep(0.05 * (8 - int(received.last_user_text[1:])))
+        return Reply(text="ok")
+
+    llm_server.reply = slow_for_early_ids
+    live_project(project, llm_server)
+    project.write_cases([case(f"c{i}", f"q{i}", equals="ok") for i in reversed(range(8))])
+    assert main(["run", "--mode", "live", "--out", "out.json", "--quiet"]) == 0
+    ids = [c["id"] for c in json.loads(Path("out.json").read_text())["cases"]]
+    assert ids == [f"c{i}" for i in range(8)]
+
+
+def test_template_problems_stop_the_run_before_any_call(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live_project(project, llm_server, message="{{ question }} from {{ customer }}")
+    project.write_cases([case("a", "hello", contains="x")])
+    assert main(["run", "--mode", "live"]) == 2
+    err = capsys.readouterr().err
+    assert "case 'a'" in err and "'customer' is undefined" in err
+    assert llm_server.received == []
+
+
+def test_missing_key_stops_the_run_before_any_call(
+    project: Project,
+    llm_server: FakeLLMServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    live_project(project, llm_server)
+    project.write_cases([case("a", "hello", contains="x")])
+    assert main(["record"]) == 2
+    assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+    assert llm_server.received == []
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_what_finished(project: Project) -> None:
+    with FakeLLMServer(delay_s=0.2) as server:
+        live_project(project, server)
+        project.write_cases([case(f"c{i:02d}", f"q{i}", contains="echo") for i in range(40)])
+        env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "PYTHONPATH": str(REPO)}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gate", "record", "--out", "partial.json", "--quiet"],
+            cwd=project.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while len(server.received) < 10 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        asked = len(server.received)
+    assert process.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    partial = json.loads((project.root / "partial.json").read_text())
+    assert partial["interrupted"] is True
+    finished = [c["id"] for c in partial["cases"]]
+    assert 0 < len(finished) < 40 and asked < 40
+    assert all(c["status"] == "pass" for c in partial["cases"])
+    recorded = {p.stem for p in (project.root / "recordings").glob("*.json")}
+    # Every finished case was recorded, plus any call already in flight at Ctrl-C.
+    assert set(finished) <= recorded
+    assert len(recorded) <= asked
+
+
+def test_anthropic_record_and_replay_through_the_cli(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    project.write_config(system=chat_system("anthropic", llm_server))
+    project.write_cases([case("a", "hello", contains="echo: hello")])
+    assert main(["record", "--quiet", "--out", "r.json"]) == 0
+    assert main(["run", "--quiet", "--out", "p.json"]) == 0
+    assert json.loads(Path("p.json").read_text())["cases"][0]["status"] == "pass"
+    assert llm_server.received[0].path == "/v1/messages"
+    assert len(llm_server.received) == 1
