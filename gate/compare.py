@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import ResultsError
+from gate.judge import JudgePin
 from gate.results import EPSILON, CaseResult, RunResults
 
 #: System keys shown in the headline when they differ (the change under test).
@@ -104,13 +105,27 @@ def _system_changes(baseline: RunResults, candidate: RunResults) -> dict[str, tu
     return changes
 
 
+def _pin_text(pin: Any) -> str:
+    if not isinstance(pin, dict):
+        return "none"
+    try:
+        return JudgePin.model_validate(pin).describe()
+    except ValueError:
+        return "an unreadable pin"
+
+
 def _ruler_changes(baseline: RunResults, candidate: RunResults, shared: list[str]) -> list[str]:
     """What changed in the measurement itself, apart from the system under test."""
     notes = []
-    for key in ("samples", "judge"):
-        before, after = baseline.config.get(key), candidate.config.get(key)
-        if before != after:
-            notes.append(f"{key} changed: {before!r} → {after!r}")
+    before, after = baseline.config.get("samples"), candidate.config.get("samples")
+    if before != after:
+        notes.append(f"samples changed: {before!r} → {after!r}")
+    before, after = baseline.config.get("judge"), candidate.config.get("judge")
+    if before != after:
+        notes.append(
+            f"the judge pin changed: {_pin_text(before)} → {_pin_text(after)}; "
+            "verdicts of judge-checked cases were measured with different rulers"
+        )
     before_cases, after_cases = baseline.case_map(), candidate.case_map()
     moved = [
         case_id

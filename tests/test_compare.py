@@ -101,3 +101,16 @@ def test_rate_dropped_uses_an_epsilon(
     baseline: float, candidate: float, tolerance: float, dropped: bool
 ) -> None:
     assert rate_dropped(baseline, candidate, tolerance) is dropped
+
+
+def test_a_changed_judge_pin_is_a_ruler_change() -> None:
+    pin = {"provider": "anthropic", "model": "claude-a-20250101", "prompt_version": 1}
+    baseline = run([result("a")], judge=pin)
+    candidate = run([result("a")], judge={**pin, "model": "claude-b-20260101"})
+    notes = compare(baseline, candidate).ruler_changes
+    assert notes == [
+        "the judge pin changed: anthropic claude-a-20250101, prompt v1, temperature 0 → "
+        "anthropic claude-b-20260101, prompt v1, temperature 0; verdicts of judge-checked "
+        "cases were measured with different rulers"
+    ]
+    assert compare(baseline, run([result("a")], judge=pin)).ruler_changes == []
