@@ -27,6 +27,10 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check gate tests bench examples
 	$(BIN)/ruff format --check gate tests bench examples
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/actionlint .github/workflows/*.yml
+	$(BIN)/hadolint Dockerfile
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -37,6 +41,19 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/replay_speed.py
 	$(BIN)/python bench/live_throughput.py
+
+# The Action image's pinned runtime set: what a clean venv installs under constraints.txt.
+requirements.lock: pyproject.toml constraints.txt
+	rm -rf .lock-venv && $(PY) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -c constraints.txt .
+	{ echo "# The Action image's runtime dependencies, pinned (no dev tools)."; \
+	  echo "# Regenerate with \`make requirements.lock\` after changing pyproject.toml or constraints.txt."; \
+	  .lock-venv/bin/pip freeze --exclude casegate; } > $@
+	rm -rf .lock-venv
+
+# Build the Action's image and run it as the runner does, on a Docker engine started by hand.
+container-test: $(STAMP)
+	$(BIN)/python tests/container/run.py
 
 clean:
 	rm -rf $(VENV) .casegate .pytest_cache .mypy_cache .ruff_cache

@@ -42,18 +42,23 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
     parser.add_argument("--quiet", action="store_true", help="no summary and no progress bar")
 
 
-def load(args: argparse.Namespace) -> tuple[Any, Any]:
+def load_project(config: Path, overrides: Sequence[str] = ()) -> tuple[Any, Any]:
+    """The validated config and its cases; warnings go to stderr."""
     from gate.cases import load_cases, resolve_case_paths
     from gate.config import load_config
     from gate.errors import ConfigError
 
-    loaded = load_config(args.config, getattr(args, "overrides", ()))
+    loaded = load_config(config, overrides)
     for warning in loaded.warnings:
         print(f"casegate: warning: {warning}", file=sys.stderr)
     files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
     if problems:
-        raise ConfigError([f"{args.config}: {p}" for p in problems])
+        raise ConfigError([f"{config}: {p}" for p in problems])
     return loaded, load_cases(files, display_root=Path.cwd())
+
+
+def load(args: argparse.Namespace) -> tuple[Any, Any]:
+    return load_project(args.config, getattr(args, "overrides", ()))
 
 
 def _execute(args: argparse.Namespace) -> Any:
@@ -102,22 +107,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _with_judge_lines(verdict: Any, candidate: Any, root: Path) -> Any:
-    """Add the judge pin and its last calibration to a verdict on a run that used it."""
-    import dataclasses
-
-    from gate.calibration import judge_lines, read_calibration
-
-    uses_judge = any(c.check == "judge" for case in candidate.cases for c in case.checks)
-    calibration = read_calibration(root / f"{candidate.suite}.judge-calibration.json")
-    info, warnings = judge_lines(candidate.config.get("judge"), uses_judge, calibration)
-    if not info and not warnings:
-        return verdict
-    return dataclasses.replace(
-        verdict, notes=[*verdict.notes, *warnings], instrument=[*verdict.instrument, *info]
-    )
-
-
 def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
     """The rule from -c CONFIG, else ./casegate.yml, else the candidate's own, else defaults."""
     from gate.config import GateConfig, load_config
@@ -136,6 +125,7 @@ def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
 
 
 def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    from gate.ci import with_judge_lines
     from gate.compare import compare
     from gate.results import read_results
     from gate.rules import decide
@@ -145,7 +135,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     comparison = compare(baseline, candidate)
     verdict = decide(comparison, _gate_rule(args, candidate))
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
-    return baseline, candidate, comparison, _with_judge_lines(verdict, candidate, root)
+    return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
 
 
 def _render(fmt: str, comparison: Any, verdict: Any) -> str:
@@ -158,18 +148,14 @@ def _render(fmt: str, comparison: Any, verdict: Any) -> str:
     return report.text_report(comparison, verdict) + "\n"
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
+    from gate.ci import write_text
     from gate.junit import write_junit
 
     _, candidate, comparison, verdict = _compare_files(args)
     rendered = _render(args.format, comparison, verdict)
     if args.out:
-        _write_text(args.out, rendered)
+        write_text(args.out, rendered)
     else:
         sys.stdout.write(rendered)
     if args.junit:
@@ -186,38 +172,26 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gate import report
-    from gate.compare import compare
-    from gate.errors import ConfigError
+    from gate import ci, report
     from gate.junit import write_junit
-    from gate.results import read_results, write_results
-    from gate.rules import decide
-    from gate.run import execute
 
     loaded, cases = load(args)
-    baseline_path = args.baseline or loaded.baseline_path
-    if baseline_path is None:
-        raise ConfigError(
-            f"{args.config}: no baseline configured: set `baseline:` or pass --baseline PATH "
-            "(create one with `casegate baseline`)"
-        )
-    baseline = read_results(Path(baseline_path))
-    candidate = execute(
-        loaded, cases, args.mode or loaded.config.mode, show_progress=not args.quiet
+    outcome = ci.check(
+        loaded,
+        cases,
+        baseline_path=ci.baseline_for(loaded, args.baseline),
+        mode=args.mode or loaded.config.mode,
+        out=args.out or _default_out(loaded.config.suite),
+        report_path=args.report,
+        show_progress=not args.quiet,
     )
-    out = args.out or _default_out(candidate.suite)
-    write_results(candidate, out)
-    if candidate.interrupted:
-        return _interrupted(candidate, out)
-    comparison = compare(baseline, candidate)
-    verdict = _with_judge_lines(decide(comparison, loaded.config.gate), candidate, loaded.root)
-    report_path = args.report or out.with_name(f"{candidate.suite}-report.md")
-    _write_text(report_path, report.markdown_report(comparison, verdict))
+    if outcome.comparison is None or outcome.verdict is None:
+        return _interrupted(outcome.candidate, outcome.results_path)
     if args.junit:
-        write_junit(candidate, args.junit, frozenset(comparison.regressions))
-    print(report.text_report(comparison, verdict))
-    print(f"results: {out}\nreport: {report_path}")
-    return int(verdict.exit_code)
+        write_junit(outcome.candidate, args.junit, frozenset(outcome.comparison.regressions))
+    print(report.text_report(outcome.comparison, outcome.verdict))
+    print(f"results: {outcome.results_path}\nreport: {outcome.report_path}")
+    return int(outcome.verdict.exit_code)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -260,6 +234,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_judge_calibrate(args: argparse.Namespace) -> int:
     from gate import calibration
+    from gate.ci import write_text
 
     loaded, cases = load(args)
     labels = calibration.read_labels(args.labels, cases)
@@ -267,7 +242,7 @@ def cmd_judge_calibrate(args: argparse.Namespace) -> int:
         loaded, labels, args.mode or loaded.config.mode, only_missing=args.only_missing
     )
     path = args.out or calibration.calibration_path(loaded)
-    _write_text(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     print("\n".join(calibration.summary_lines(result)))
     for miss in result["disagreements"][:20]:
         print(
@@ -275,6 +250,18 @@ def cmd_judge_calibrate(args: argparse.Namespace) -> int:
             f"judge {miss['judge']}: {miss['reason']}"
         )
     print(f"calibration: {path}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from gate.starter import write_starter
+
+    for path in write_starter(args.dir, args.action):
+        print(f"wrote {path}")
+    print(
+        "next: edit prompts/ and cases/, export your provider's key, then "
+        "`casegate record` and `casegate baseline`, and commit everything"
+    )
     return 0
 
 
@@ -341,6 +328,17 @@ def build_parser() -> argparse.ArgumentParser:
     baseline = commands.add_parser("baseline", help="run and write the configured baseline file")
     _run_options(baseline)
     baseline.set_defaults(handler=cmd_baseline)
+
+    init = commands.add_parser(
+        "init", help="write a starter config, two example cases and the three workflows"
+    )
+    init.add_argument("--dir", type=Path, default=Path("."), help="where (default: here)")
+    init.add_argument(
+        "--action",
+        default="casegate/casegate@v1",
+        help="the Action reference the workflows use (default: %(default)s)",
+    )
+    init.set_defaults(handler=cmd_init)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")
     judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")

@@ -227,9 +227,10 @@ def markdown_report(
         )
     notes = list(verdict.notes) + list(extra_notes or [])
     if notes:
-        head.append("\n".join(f"> ⚠️ {cell(note, 400)}" for note in notes))
+        # One quoted paragraph per note: consecutive `>` lines would run together.
+        head.append("\n>\n".join(f"> ⚠️ {cell(note, 400)}" for note in notes))
     if verdict.instrument:
-        head.append("\n".join(f"> ℹ️ {cell(fact, 400)}" for fact in verdict.instrument))
+        head.append("\n>\n".join(f"> ℹ️ {cell(fact, 400)}" for fact in verdict.instrument))
 
     # (priority, text): lower numbers are kept longest when the body must shrink.
     sections: list[tuple[int, str]] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -129,3 +130,17 @@ def test_junit(tmp_path: Path) -> None:
     assert failure is not None and failure.get("message") == "[critical] regression: missing 'x'"
     assert cases["down"].find("error") is not None
     assert list(cases["ok"]) == []
+
+
+def test_notes_and_instrument_facts_are_separate_paragraphs() -> None:
+    comparison = compare(run([result("a"), result("b")]), run([result("a", "fail"), result("b")]))
+    verdict = dataclasses.replace(
+        decide(comparison, GateConfig()),
+        notes=["first note", "second note"],
+        instrument=["LLM judge: x", "calibrated: y"],
+    )
+    body = markdown_report(comparison, verdict)
+    assert "> ⚠️ first note\n>\n> ⚠️ second note" in body
+    assert "> ℹ️ LLM judge: x\n>\n> ℹ️ calibrated: y" in body
+    assert "  i LLM judge: x" in text_report(comparison, verdict)
+    assert json_report(comparison, verdict)["instrument"] == ["LLM judge: x", "calibrated: y"]

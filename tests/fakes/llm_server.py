@@ -16,13 +16,12 @@ they land on the intended case however the requests interleave.
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -77,34 +76,18 @@ def echo(received: Received) -> Reply:
     return Reply(text=f"echo: {received.last_user_text}")
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     def __init__(self, reply: Callable[[Received], Reply] = echo, *, delay_s: float = 0.0) -> None:
         self.reply = reply
         self.delay_s = delay_s
         self.received: list[Received] = []
         self.faults: dict[str, list[Fault]] = {}
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__()
 
     def fail(self, when_text_contains: str, *faults: Fault) -> None:
         """Answer the next requests whose last user turn contains the text with these faults."""
         with self._lock:
             self.faults.setdefault(when_text_contains, []).extend(faults)
-
-    def __enter__(self) -> FakeLLMServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def _next_fault(self, text: str) -> Fault | None:
         with self._lock:
@@ -113,21 +96,10 @@ class FakeLLMServer:
                     return queue.pop(0)
         return None
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[QuietHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def setup(self) -> None:
-                super().setup()
-                # Headers and body go out in two writes; without this, Nagle's
-                # algorithm meets the client's delayed ACK and adds ~40 ms each.
-                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -141,31 +113,18 @@ class FakeLLMServer:
                     if fault.hang_s:
                         time.sleep(fault.hang_s)
                     if fault.status == 200 and fault.body is not None:
-                        self._send(200, fault.body, fault.headers)
+                        self.send_body(200, fault.body.encode(), fault.headers)
                         return
                     if fault.status != 200:
                         text = fault.body or error_body(self.path, fault.status)
-                        self._send(fault.status, text, fault.headers)
+                        self.send_body(fault.status, text.encode(), fault.headers)
                         return
                 route = ROUTES.get(self.path.split("?")[0].removeprefix("/v1"))
                 if route is None:
-                    self._send(404, json.dumps({"error": {"message": "no such route"}}), {})
+                    self.send_body(404, b'{"error": {"message": "no such route"}}')
                     return
                 reply = server.reply(received)
-                self._send(200, json.dumps(route(body, reply)), {})
-
-            def _send(self, status: int, text: str, headers: dict[str, str]) -> None:
-                data = text.encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for key, value in headers.items():
-                        self.send_header(key, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout); nothing to tell it
+                self.send_body(200, json.dumps(route(body, reply)).encode())
 
         return Handler
 

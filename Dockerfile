@@ -1,0 +1,30 @@
+# The casegate GitHub Action. GitHub builds it from `action.yml` (`image: Dockerfile`)
+# and runs it with the workspace mounted at /github/workspace; per its rules for
+# container actions there is no USER and no WORKDIR here.
+ARG BASE=python:3.12-slim
+FROM ${BASE}
+
+# git reads the baseline from a pull request's base commit. Base images that
+# already carry git (the offline test image does) skip the download.
+# hadolint ignore=DL3008
+RUN if ! command -v git >/dev/null 2>&1; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends git ca-certificates \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
+
+# Debian's Python refuses system-wide pip installs: casegate lives in its own venv.
+# PIP_OFFLINE="--no-index --find-links /opt/casegate-src/.wheelhouse" builds without an index.
+ARG PIP_OFFLINE=""
+COPY . /opt/casegate-src/
+# PIP_OFFLINE is deliberately unquoted: it holds several options.
+# hadolint ignore=SC2086
+RUN python3 -m venv /opt/casegate \
+    && /opt/casegate/bin/pip install --no-cache-dir --disable-pip-version-check \
+       $PIP_OFFLINE --requirement /opt/casegate-src/requirements.lock \
+    && /opt/casegate/bin/pip install --no-cache-dir --disable-pip-version-check \
+       $PIP_OFFLINE --no-deps /opt/casegate-src \
+    && /opt/casegate/bin/pip uninstall --yes pip \
+    && rm -rf /opt/casegate-src
+
+ENTRYPOINT ["/opt/casegate/bin/python", "-m", "gate.action"]

@@ -1,0 +1,84 @@
+"""The one-shot CI check — run, compare with the baseline, gate, report — shared by
+`casegate check` and the GitHub Action."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate import report
+from gate.calibration import judge_lines, read_calibration
+from gate.cases import Case
+from gate.compare import Comparison, compare
+from gate.config import LoadedConfig, Mode
+from gate.errors import ConfigError
+from gate.results import RunResults, read_results, write_results
+from gate.rules import Verdict, decide
+from gate.run import execute
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    candidate: RunResults
+    results_path: Path
+    #: None when the run was interrupted: a partial run is never gated
+    comparison: Comparison | None = None
+    verdict: Verdict | None = None
+    report_path: Path | None = None
+    markdown: str = ""
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def with_judge_lines(verdict: Verdict, candidate: RunResults, root: Path) -> Verdict:
+    """Add the judge pin and its last calibration to a verdict on a run that used it."""
+    uses_judge = any(c.check == "judge" for case in candidate.cases for c in case.checks)
+    calibration = read_calibration(root / f"{candidate.suite}.judge-calibration.json")
+    info, warnings = judge_lines(candidate.config.get("judge"), uses_judge, calibration)
+    if not info and not warnings:
+        return verdict
+    return dataclasses.replace(
+        verdict, notes=[*verdict.notes, *warnings], instrument=[*verdict.instrument, *info]
+    )
+
+
+def baseline_for(loaded: LoadedConfig, explicit: Path | None) -> Path:
+    path = explicit or loaded.baseline_path
+    if path is None:
+        raise ConfigError(
+            f"{loaded.path}: no baseline configured: set `baseline:` or pass --baseline PATH "
+            "(create one with `casegate baseline`)"
+        )
+    return Path(path)
+
+
+def check(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    *,
+    baseline_path: Path,
+    mode: Mode,
+    out: Path,
+    report_path: Path | None = None,
+    show_progress: bool = True,
+    marker: str | None = None,
+    notes: Sequence[str] = (),
+) -> CheckOutcome:
+    baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
+    candidate = execute(loaded, cases, mode, show_progress=show_progress)
+    write_results(candidate, out)
+    if candidate.interrupted:
+        return CheckOutcome(candidate, out)
+    comparison = compare(baseline, candidate)
+    verdict = with_judge_lines(decide(comparison, loaded.config.gate), candidate, loaded.root)
+    if notes:
+        verdict = dataclasses.replace(verdict, notes=[*notes, *verdict.notes])
+    report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
+    markdown = report.markdown_report(comparison, verdict, marker=marker)
+    write_text(report_path, markdown)
+    return CheckOutcome(candidate, out, comparison, verdict, report_path, markdown)

@@ -1,0 +1,139 @@
+"""The sticky pull-request comment, through the GitHub REST API.
+
+One comment per suite: found by a hidden marker, updated in place, created only
+when absent. The API host comes from GITHUB_API_URL, so GitHub Enterprise works.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from gate.errors import SystemCallError
+from gate.retry import RetryPolicy, Transient, retry_after_seconds
+
+API_VERSION = "2022-11-28"
+TIMEOUT_S = 20
+#: the most comments read while looking for ours (100 per page)
+MAX_PAGES = 30
+
+
+def marker_for(suite: str) -> str:
+    return f"<!-- casegate:sticky-comment suite={suite} -->"
+
+
+class CommentError(Exception):
+    """The comment could not be written; the gate's verdict stands regardless."""
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    action: str  # "created" | "updated"
+    comment_id: int
+    url: str
+
+
+def _rate_limit_wait(response: requests.Response) -> float | None:
+    waited = retry_after_seconds(dict(response.headers))
+    if waited is not None:
+        return waited
+    if response.headers.get("x-ratelimit-remaining") == "0":
+        reset = response.headers.get("x-ratelimit-reset", "")
+        if reset.isdigit():
+            return max(0.0, int(reset) - time.time())
+    return None
+
+
+def _describe(response: requests.Response) -> str:
+    try:
+        message = response.json().get("message", "")
+    except ValueError:
+        message = response.text[:200]
+    return f"HTTP {response.status_code} {message}".strip()
+
+
+class GitHub:
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        *,
+        max_retries: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.session = requests.Session()
+        self.session.headers.update(
+            {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": API_VERSION,
+                "User-Agent": "casegate-action",
+            }
+        )
+        # Rate-limit waits can be long; past this the comment is given up, not the check.
+        self.retry = RetryPolicy(max_retries, initial_s=1.0, max_backoff_s=30.0, sleep=sleep)
+
+    def _request(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        def attempt() -> requests.Response:
+            try:
+                response = self.session.request(method, url, timeout=TIMEOUT_S, **kwargs)
+            except requests.RequestException as exc:
+                raise Transient(f"cannot reach the GitHub API: {type(exc).__name__}") from None
+            if response.status_code >= 500:
+                raise Transient(_describe(response), _rate_limit_wait(response))
+            if response.status_code in (403, 429):
+                # A secondary rate limit says so with retry-after or a spent quota;
+                # a plain 403 (a fork's read-only token) is final.
+                waited = _rate_limit_wait(response)
+                if waited is not None:
+                    raise Transient(_describe(response), waited)
+            return response
+
+        try:
+            return self.retry.call(attempt)
+        except SystemCallError as exc:
+            raise CommentError(str(exc)) from None
+
+    def _check(self, response: requests.Response, doing: str) -> Any:
+        if response.status_code >= 300:
+            hint = ""
+            if response.status_code in (401, 403, 404):
+                hint = (
+                    " (the token cannot write here: pull requests from forks get a read-only "
+                    "token, and the workflow needs `permissions: pull-requests: write`)"
+                )
+            raise CommentError(f"{doing}: {_describe(response)}{hint}")
+        return response.json()
+
+    def find_comment(self, repository: str, number: int, marker: str) -> dict[str, Any] | None:
+        url: str | None = f"{self.api_url}/repos/{repository}/issues/{number}/comments"
+        params: dict[str, Any] | None = {"per_page": 100}
+        for _ in range(MAX_PAGES):
+            if url is None:
+                break
+            response = self._request("GET", url, params=params)
+            comments = self._check(response, "listing the pull request's comments")
+            for comment in comments:
+                if marker in (comment.get("body") or ""):
+                    return dict(comment)
+            url = response.links.get("next", {}).get("url")
+            params = None  # the next link carries its own query
+        return None
+
+    def upsert_comment(self, repository: str, number: int, marker: str, body: str) -> Posted:
+        """Update the comment holding `marker`, or create it when there is none."""
+        existing = self.find_comment(repository, number, marker)
+        if existing is not None:
+            url = f"{self.api_url}/repos/{repository}/issues/comments/{existing['id']}"
+            data = self._check(
+                self._request("PATCH", url, json={"body": body}), "updating the comment"
+            )
+            return Posted("updated", int(data["id"]), str(data.get("html_url", "")))
+        url = f"{self.api_url}/repos/{repository}/issues/{number}/comments"
+        data = self._check(self._request("POST", url, json={"body": body}), "creating the comment")
+        return Posted("created", int(data["id"]), str(data.get("html_url", "")))

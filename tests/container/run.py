@@ -1,0 +1,291 @@
+"""Build the Action's image and run it exactly as the runner does — no GitHub, no registry.
+
+    make container-test        (as root; installs docker.io and mmdebstrap if missing)
+
+1. Start Debian's Docker engine by hand (vfs storage, no iptables, no bridge), with its
+   data, exec root and socket in a temporary folder.
+2. Make a base image without a registry: `mmdebstrap` a minimal bookworm with python3,
+   venv and git from the machine's Debian mirror, then `docker import` it.
+3. Build the Dockerfile offline (`--network=none`) from a wheelhouse of requirements.lock
+   prepared with pip outside the build, passing `--build-arg BASE=` that image.
+4. Run the container as the runner would: `INPUT_*` (hyphens kept), the workspace at
+   /github/workspace, file commands under /github/file_commands, the event at
+   /github/workflow/event.json; a pull request against a loopback GitHub stand-in
+   (`--network host`, for that test only), and a dispatch run with `--network none`.
+5. Stop the daemon by its pid, whatever happened.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests.fakes.actions import (  # noqa: E402
+    action_env,
+    build_workspace,
+    pull_request_event,
+    read_outputs,
+    write_event,
+)
+from tests.fakes.github_api import FakeGitHub  # noqa: E402
+
+TOKEN = "ghs_container_test_token_77c1"
+IMAGE = "casegate-action:test"
+BASE_IMAGE = "casegate-base:bookworm"
+NEEDED = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap", "docker": "docker.io"}
+
+
+def step(message: str) -> None:
+    print(f"--- {message}", flush=True)
+
+
+def sh(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, check=True, text=True, **kwargs)
+
+
+def ensure_tools() -> None:
+    if os.geteuid() != 0:
+        sys.exit("container-test: must run as root (it starts dockerd by hand)")
+    missing = sorted({package for tool, package in NEEDED.items() if not shutil.which(tool)})
+    if missing:
+        step(f"installing {' '.join(missing)} from Debian")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        sh("apt-get", "update", "-qq", env=env)
+        sh("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, env=env)
+
+
+def start_daemon(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    socket = folder / "docker.sock"
+    log = (folder / "dockerd.log").open("wb")
+    daemon = subprocess.Popen(
+        [
+            "dockerd",
+            f"--host=unix://{socket}",
+            f"--data-root={folder / 'data'}",
+            f"--exec-root={folder / 'exec'}",
+            f"--pidfile={folder / 'docker.pid'}",
+            "--storage-driver=vfs",
+            "--iptables=false",
+            "--ip6tables=false",
+            "--bridge=none",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    env = {**os.environ, "DOCKER_HOST": f"unix://{socket}", "DOCKER_BUILDKIT": "0"}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            sys.exit(f"dockerd exited: {(folder / 'dockerd.log').read_text()[-2000:]}")
+        ready = subprocess.run(["docker", "info"], env=env, capture_output=True, check=False)
+        if ready.returncode == 0:
+            return daemon, env
+        time.sleep(0.5)
+    sys.exit(f"dockerd did not come up: {(folder / 'dockerd.log').read_text()[-2000:]}")
+
+
+def stop_daemon(daemon: subprocess.Popen[bytes], folder: Path) -> None:
+    daemon.send_signal(signal.SIGTERM)
+    try:
+        daemon.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+    # The engine leaves its network-namespace mounts under the exec root.
+    mounts = [
+        line.split()[1]
+        for line in Path("/proc/mounts").read_text().splitlines()
+        if line.split()[1].startswith(str(folder))
+    ]
+    for mount in reversed(mounts):
+        subprocess.run(["umount", "--lazy", mount], check=False)
+
+
+def build_image(folder: Path, env: dict[str, str]) -> None:
+    rootfs = folder / "rootfs.tar"
+    step("mmdebstrap: a minimal bookworm with python3, venv and git")
+    sh(
+        "mmdebstrap",
+        "--quiet",
+        "--variant=minbase",
+        "--include=python3,python3-venv,git,ca-certificates",
+        "bookworm",
+        str(rootfs),
+    )
+    sh("docker", "import", str(rootfs), BASE_IMAGE, env=env, stdout=subprocess.DEVNULL)
+    rootfs.unlink()
+    step("wheelhouse: requirements.lock, downloaded outside the build")
+    wheelhouse = REPO / ".wheelhouse"
+    shutil.rmtree(wheelhouse, ignore_errors=True)
+    sh(
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--only-binary=:all:",
+        "--dest",
+        str(wheelhouse),
+        "--requirement",
+        str(REPO / "requirements.lock"),
+        "setuptools>=69",
+    )
+    step("docker build --network=none")
+    started = time.monotonic()
+    sh(
+        "docker",
+        "build",
+        "--quiet",
+        "--network=none",
+        f"--build-arg=BASE={BASE_IMAGE}",
+        "--build-arg=PIP_OFFLINE=--no-index --find-links /opt/casegate-src/.wheelhouse",
+        f"--tag={IMAGE}",
+        str(REPO),
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    shutil.rmtree(wheelhouse, ignore_errors=True)
+    print(f"built {IMAGE} in {time.monotonic() - started:.0f} s")
+
+
+def run_action(
+    folder: Path,
+    env: dict[str, str],
+    *,
+    network: str,
+    event_name: str,
+    event: dict[str, object],
+    api_url: str,
+    inputs: dict[str, str],
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`docker run` the way the runner starts a container action."""
+    job = folder / f"job-{uuid.uuid4().hex[:8]}"
+    for name in ("file_commands", "workflow", "home", "runner_temp"):
+        (job / name).mkdir(parents=True)
+    write_event(job / "workflow" / "event.json", event)
+    output_name, summary_name = f"set_output_{uuid.uuid4()}", f"step_summary_{uuid.uuid4()}"
+    variables = action_env(
+        workspace="/github/workspace",
+        event_name=event_name,
+        event_path="/github/workflow/event.json",
+        output=f"/github/file_commands/{output_name}",
+        summary=f"/github/file_commands/{summary_name}",
+        api_url=api_url,
+        token=TOKEN,
+        inputs=inputs,
+    )
+    variables.update({"HOME": "/github/home", "RUNNER_TEMP": "/github/runner_temp", "CI": "true"})
+    command = ["docker", "run", "--rm", f"--network={network}", "--workdir=/github/workspace"]
+    for key, value in variables.items():
+        command.append(f"--env={key}={value}")
+    for name, target in (
+        ("workspace", "/github/workspace"),
+        ("file_commands", "/github/file_commands"),
+        ("workflow", "/github/workflow"),
+        ("home", "/github/home"),
+        ("runner_temp", "/github/runner_temp"),
+    ):
+        source = folder / "workspace" if name == "workspace" else job / name
+        command.append(f"--volume={source}:{target}")
+    command.append(IMAGE)
+    finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    (job / "file_commands" / output_name).touch()
+    return finished, job / "file_commands"
+
+
+def check(condition: bool, message: str, finished: subprocess.CompletedProcess[str]) -> None:
+    if not condition:
+        print(finished.stdout[-3000:], finished.stderr[-3000:], sep="\n")
+        sys.exit(f"container-test FAILED: {message}")
+    print(f"ok: {message}")
+
+
+def scenarios(folder: Path, env: dict[str, str]) -> None:
+    base = build_workspace(folder / "workspace")
+    outputs_of = lambda files: read_outputs(next(files.glob("set_output_*")))  # noqa: E731
+    with FakeGitHub(TOKEN) as api:
+        for attempt in (1, 2):
+            finished, files = run_action(
+                folder,
+                env,
+                network="host",
+                event_name="pull_request",
+                event=pull_request_event(base),
+                api_url=api.url,
+                inputs={},
+            )
+            check(finished.returncode == 1, f"pull request run {attempt}: exit 1 (block)", finished)
+            outputs = outputs_of(files)
+            check(outputs.get("verdict") == "block", "verdict output is block", finished)
+            check(outputs.get("critical-regressions") == "2", "2 critical regressions", finished)
+            summary = next(files.glob("step_summary_*")).read_text()
+            check("casegate: **block**" in summary, "report in the step summary", finished)
+            check(
+                "::error file=cases/support/" in finished.stdout,
+                "annotations on case files, relative to the repository",
+                finished,
+            )
+            check(len(api.comments.get(7, [])) == 1, "exactly one sticky comment", finished)
+            check(TOKEN not in finished.stdout + finished.stderr, "token never printed", finished)
+        check(
+            [s.method for s in api.writes()] == ["POST", "PATCH"],
+            "the second run updated the first run's comment",
+            finished,
+        )
+    finished, files = run_action(
+        folder,
+        env,
+        network="none",
+        event_name="workflow_dispatch",
+        event={"inputs": {"model": "standin-small"}},
+        api_url="http://127.0.0.1:9",
+        inputs={"config": "casegate.yml", "set": "system.model=standin-large", "fail-on": "never"},
+    )
+    check(finished.returncode == 0, "replay run with --network none: exit 0", finished)
+    check(outputs_of(files).get("verdict") == "ship", "the baseline system ships", finished)
+
+
+def measure(env: dict[str, str]) -> None:
+    size = sh(
+        "docker", "image", "inspect", "--format={{.Size}}", IMAGE, env=env, capture_output=True
+    ).stdout.strip()
+    venv = sh(
+        "docker",
+        "run",
+        "--rm",
+        "--network=none",
+        "--entrypoint=du",
+        IMAGE,
+        "-sm",
+        "/opt/casegate",
+        env=env,
+        capture_output=True,
+    ).stdout.split()[0]
+    print(f"image {int(size) / 1e6:.0f} MB on the test base; /opt/casegate venv {venv} MB")
+
+
+def main() -> None:
+    ensure_tools()
+    with tempfile.TemporaryDirectory(prefix="casegate-container-") as name:
+        folder = Path(name)
+        daemon, env = start_daemon(folder)
+        try:
+            build_image(folder, env)
+            scenarios(folder, env)
+            measure(env)
+        finally:
+            stop_daemon(daemon, folder)
+    print("container-test passed")
+
+
+if __name__ == "__main__":
+    main()

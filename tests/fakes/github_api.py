@@ -1,0 +1,134 @@
+"""A loopback stand-in for the GitHub REST API endpoints the Action uses.
+
+- `GET /repos/{owner}/{repo}/issues/{number}/comments` with `per_page`/`page`
+  and a `Link` header, as GitHub paginates
+- `POST /repos/{owner}/{repo}/issues/{number}/comments`
+- `PATCH /repos/{owner}/{repo}/issues/comments/{id}`
+
+It checks the bearer token (401 "Bad credentials" otherwise), can act as a
+fork's read-only token (403 on writes), and answers scripted faults
+(5xx, 404, 422, rate limits with their headers) in order, per method.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
+
+LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
+ONE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$")
+
+
+@dataclass
+class Fault:
+    method: str
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    message: str = "fault"
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeGitHub(LoopbackServer):
+    def __init__(self, token: str, *, read_only: bool = False) -> None:
+        self.token = token
+        self.read_only = read_only
+        self.comments: dict[int, list[dict[str, Any]]] = {}
+        self.faults: list[Fault] = []
+        self.seen: list[Seen] = []
+        self._next_id = 1000
+        super().__init__()
+
+    def add_comment(self, number: int, body: str, login: str = "someone") -> dict[str, Any]:
+        with self._lock:
+            self._next_id += 1
+            comment = {
+                "id": self._next_id,
+                "body": body,
+                "user": {"login": login, "type": "User"},
+                "html_url": f"https://github.example/pull/{number}#issuecomment-{self._next_id}",
+            }
+            self.comments.setdefault(number, []).append(comment)
+            return comment
+
+    def writes(self) -> list[Seen]:
+        return [seen for seen in self.seen if seen.method in ("POST", "PATCH")]
+
+    def handler(self) -> type[QuietHandler]:
+        api = self
+
+        class Handler(QuietHandler):
+            def do_GET(self) -> None:
+                self._serve("GET")
+
+            def do_POST(self) -> None:
+                self._serve("POST")
+
+            def do_PATCH(self) -> None:
+                self._serve("PATCH")
+
+            def _serve(self, method: str) -> None:
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                parts = urlsplit(self.path)
+                with api._lock:
+                    api.seen.append(Seen(method, self.path, dict(self.headers), body))
+                    fault = next((f for f in api.faults if f.method == method), None)
+                    if fault is not None:
+                        api.faults.remove(fault)
+                if self.headers.get("authorization") != f"Bearer {api.token}":
+                    self._send(401, {"message": "Bad credentials"})
+                elif fault is not None:
+                    self._send(fault.status, {"message": fault.message}, fault.headers)
+                elif method != "GET" and api.read_only:
+                    self._send(403, {"message": "Resource not accessible by integration"})
+                elif (match := LIST.match(parts.path)) and method == "GET":
+                    self._list(int(match.group(2)), parse_qs(parts.query))
+                elif (match := LIST.match(parts.path)) and method == "POST":
+                    self._send(201, api.add_comment(int(match.group(2)), body["body"], "bot"))
+                elif (match := ONE.match(parts.path)) and method == "PATCH":
+                    self._update(int(match.group(2)), body["body"])
+                else:
+                    self._send(404, {"message": "Not Found"})
+
+            def _list(self, number: int, query: dict[str, list[str]]) -> None:
+                per_page = int(query.get("per_page", ["30"])[0])
+                page = int(query.get("page", ["1"])[0])
+                comments = api.comments.get(number, [])
+                chunk = comments[(page - 1) * per_page : page * per_page]
+                headers = {}
+                last = max(1, -(-len(comments) // per_page))
+                if page < last:
+                    base = f"{api.url}{urlsplit(self.path).path}?per_page={per_page}"
+                    headers["link"] = (
+                        f'<{base}&page={page + 1}>; rel="next", <{base}&page={last}>; rel="last"'
+                    )
+                self._send(200, chunk, headers)
+
+            def _update(self, comment_id: int, text: str) -> None:
+                for comments in api.comments.values():
+                    for comment in comments:
+                        if comment["id"] == comment_id:
+                            comment["body"] = text
+                            self._send(200, comment)
+                            return
+                self._send(404, {"message": "Not Found"})
+
+            def _send(
+                self, status: int, payload: Any, headers: dict[str, str] | None = None
+            ) -> None:
+                self.send_body(status, json.dumps(payload).encode(), headers)
+
+        return Handler
