@@ -13,6 +13,7 @@ from gate.calibration import judge_lines, read_calibration
 from gate.cases import Case
 from gate.compare import Comparison, compare
 from gate.config import LoadedConfig, Mode
+from gate.confirm import confirm
 from gate.errors import ConfigError
 from gate.results import RunResults, read_results, write_results
 from gate.rules import Verdict, decide
@@ -74,8 +75,12 @@ def check(
     write_results(candidate, out)
     if candidate.interrupted:
         return CheckOutcome(candidate, out)
-    comparison = compare(baseline, candidate)
-    verdict = with_judge_lines(decide(comparison, loaded.config.gate), candidate, loaded.root)
+    rule = loaded.config.gate
+    comparison = compare(baseline, candidate, rule)
+    notes = list(notes)
+    if mode == "live":
+        notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)
+    verdict = with_judge_lines(decide(comparison, rule), candidate, loaded.root)
     if notes:
         verdict = dataclasses.replace(verdict, notes=[*notes, *verdict.notes])
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")

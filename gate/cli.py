@@ -132,8 +132,9 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
 
     baseline = read_results(args.baseline)
     candidate = read_results(args.candidate)
-    comparison = compare(baseline, candidate)
-    verdict = decide(comparison, _gate_rule(args, candidate))
+    rule = _gate_rule(args, candidate)
+    comparison = compare(baseline, candidate, rule)
+    verdict = decide(comparison, rule)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
     return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
 

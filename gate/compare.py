@@ -11,8 +11,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate import noise
+from gate.config import GateConfig
 from gate.errors import ResultsError
 from gate.judge import JudgePin
+from gate.noise import NoiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 
 #: System keys shown in the headline when they differ (the change under test).
@@ -78,6 +81,8 @@ class Comparison:
     usage: list[Delta] = field(default_factory=list)
     baseline_cases: dict[str, CaseResult] = field(default_factory=dict)
     candidate_cases: dict[str, CaseResult] = field(default_factory=dict)
+    #: set when either run has repeated samples: the lists above then come from tests
+    noise: NoiseAnalysis | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -159,8 +164,14 @@ def _usage(baseline: RunResults, candidate: RunResults) -> list[Delta]:
     ]
 
 
-def compare(baseline: RunResults, candidate: RunResults) -> Comparison:
-    """Pair cases by id and sort them into the comparison's lists."""
+def compare(
+    baseline: RunResults, candidate: RunResults, rule: GateConfig | None = None
+) -> Comparison:
+    """Pair cases by id and sort them into the comparison's lists.
+
+    With one sample per case the lists are a pass/fail diff; with repeated
+    samples they come from significance tests (gate.noise) under `rule`.
+    """
     if baseline.suite != candidate.suite:
         raise ResultsError(
             f"the runs are of different suites ({baseline.suite!r} vs {candidate.suite!r}): "
@@ -212,6 +223,17 @@ def compare(baseline: RunResults, candidate: RunResults) -> Comparison:
             comparison.unchanged_fail.append(case_id)
     comparison.errors += [i for i in comparison.added if after[i].status == "error"]
     comparison.errors.sort()
+    judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
+    pairs = [(before[i], after[i]) for i in judged]
+    if noise.noisy(pairs):
+        analysis = noise.analyse(pairs, rule or GateConfig())
+        flagged = set(analysis.regressions) | set(analysis.fixes)
+        others = [i for i in comparable if after[i].status != "error" and i not in flagged]
+        comparison.noise = analysis
+        comparison.regressions = analysis.regressions
+        comparison.fixes = analysis.fixes
+        comparison.unchanged_pass = [i for i in others if after[i].passed]
+        comparison.unchanged_fail = [i for i in others if not after[i].passed]
     comparison.shared_cases = len(comparable)
     comparison.shared_baseline_rate = _weighted_rate([before[i] for i in comparable])
     comparison.shared_candidate_rate = _weighted_rate([after[i] for i in comparable])

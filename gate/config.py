@@ -51,6 +51,20 @@ class GateConfig(_Strict):
     block_on_errors: bool = True
     max_cost_increase: float | None = Field(default=None, ge=0)
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
+    # With repeated samples (either run has a case with samples > 1):
+    alpha: float = Field(default=0.02, gt=0, lt=1)
+    alpha_critical: float = Field(default=0.05, gt=0, lt=1)
+    non_inferiority_margin: float = Field(default=0.03, ge=0, le=1)
+    on_inconclusive: Literal["ship", "block"] = "ship"
+    confirm_samples: int = Field(default=20, ge=2, le=1000)
+
+
+class AdaptiveConfig(_Strict):
+    """`samples: auto`: start small, spend more samples only where the verdict is open."""
+
+    start: int = Field(default=4, ge=1)
+    step: int = Field(default=4, ge=1)
+    max: int = Field(default=20, ge=2)
 
 
 class Price(_Strict):
@@ -64,7 +78,9 @@ class Config(_Strict):
     suite: str = Field(min_length=1)
     cases: list[str]
     system: SystemConfig
-    samples: int = Field(default=1, ge=1)
+    samples: int | Literal["auto"] = Field(default=1)
+    adaptive: AdaptiveConfig = Field(default_factory=AdaptiveConfig)
+    min_pass_rate: float = Field(default=1.0, ge=0, le=1)
     concurrency: int = Field(default=8, ge=1, le=256)
     mode: Mode = "replay"
     recordings: str | None = None

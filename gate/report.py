@@ -15,6 +15,7 @@ from typing import Any
 from tabulate import tabulate
 
 from gate.compare import Comparison, Delta
+from gate.noise import NoiseAnalysis
 from gate.results import CaseResult
 from gate.rules import Verdict
 
@@ -98,7 +99,15 @@ USAGE_LABELS = {
 def headline_counts(comparison: Comparison) -> str:
     b, c = comparison.baseline, comparison.candidate
     counts = f"{b.passed}/{b.cases} → {c.passed}/{c.cases} passed"
-    return f"{counts} ({b.pass_rate:.1%} → {c.pass_rate:.1%})"
+    text = f"{counts} ({b.pass_rate:.1%} → {c.pass_rate:.1%})"
+    analysis = comparison.noise
+    if analysis is not None and analysis.tests:
+        # With repeated samples the mean sample pass rate says more than pass/fail counts.
+        tests = analysis.tests.values()
+        before = sum(t.base_passes / t.base_samples for t in tests) / len(tests)
+        after = sum(t.cand_passes / t.cand_samples for t in tests) / len(tests)
+        text += f"; samples passing, mean per case {before:.1%} → {after:.1%}"
+    return text
 
 
 def system_change_text(comparison: Comparison, wrap: Callable[[str], str] = str) -> str:
@@ -149,6 +158,19 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
 
     ordered = _critical_first(comparison, comparison.regressions)
     listed("regressions", ordered, comparison.candidate_cases, True)
+    analysis = comparison.noise
+    if analysis is not None:
+        lines.append(suite_line(analysis))
+        for case_id in ordered + comparison.fixes + analysis.within_noise:
+            test = analysis.tests[case_id]
+            p_value = test.p_higher if case_id in comparison.fixes else test.p_lower
+            lines.append(
+                f"  {case_id}: {test.counts()}, p = {p_value:.2g}, "
+                f"{case_verdict(case_id, comparison, analysis)}"
+            )
+    flaky = [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky]
+    if flaky:
+        lines.append(f"flaky ({len(flaky)}): {', '.join(flaky)}")
     listed("fixes", comparison.fixes, comparison.baseline_cases, False)
     lines.append(
         f"unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
@@ -206,7 +228,7 @@ def markdown_report(
     limit: int = COMMENT_LIMIT,
 ) -> str:
     """A pull-request comment: verdict, tables, then details; never over `limit`."""
-    icon = "❌" if verdict.decision == "block" else "✅"
+    icon = {"block": "❌", "inconclusive": "⚠️"}.get(verdict.decision, "✅")
     head = []
     if marker:
         head.append(marker)
@@ -247,6 +269,23 @@ def markdown_report(
             + (_table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
         )
     )
+    if comparison.noise is not None:
+        sections.append((1, _significance_section(comparison, comparison.noise)))
+    # Least reliable first: those are where prompt work pays most.
+    flaky = sorted((i for i in after if after[i].flaky), key=lambda i: (after[i].pass_rate, i))
+    if flaky:
+        rows = [
+            [code(i), _rate(after[i].passes, after[i].samples, _interval_of(after[i]))]
+            for i in flaky
+        ]
+        sections.append(
+            (
+                3,
+                f"#### Flaky cases ({len(rows)})\n\nSome samples pass and some fail: "
+                "where prompt work pays most.\n\n"
+                + _table(["case", "candidate passes (95% interval)"], rows, len(rows)),
+            )
+        )
     if comparison.errors:
         rows = [[code(i), cell(after[i].reason)] for i in comparison.errors]
         sections.append(
@@ -300,6 +339,67 @@ def markdown_report(
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
     return _fit(head, sections, limit)
+
+
+def _interval_of(case: CaseResult) -> tuple[float, float] | None:
+    if case.ci_low is None or case.ci_high is None:
+        return None
+    return case.ci_low, case.ci_high
+
+
+def _rate(passes: int, samples: int, interval: tuple[float, float] | None) -> str:
+    if interval is None:
+        return f"{passes}/{samples}"
+    return f"{passes}/{samples} ({interval[0]:.0%}–{interval[1]:.0%})"
+
+
+def suite_line(analysis: NoiseAnalysis) -> str:
+    text = analysis.change_text()
+    return (
+        f"{text[0].upper()}{text[1:]} over {analysis.change.cases} shared cases; "
+        f"paired sign-flip test p = {analysis.suite_p:.2g}."
+    )
+
+
+def case_verdict(case_id: str, comparison: Comparison, analysis: NoiseAnalysis) -> str:
+    if case_id in comparison.regressions:
+        verdict = "regression"
+    elif case_id in comparison.fixes:
+        verdict = "fix"
+    else:
+        verdict = "within noise"
+    confirmation = analysis.confirmations.get(case_id)
+    if confirmation is not None:
+        rerun = confirmation.test.counts()
+        baseline = "" if confirmation.baseline_rerun else ", baseline not re-run"
+        outcome = "confirmed" if confirmation.confirmed else "NOT confirmed"
+        verdict += f", {outcome} on rerun ({rerun}{baseline})"
+    return verdict
+
+
+def _significance_section(comparison: Comparison, analysis: NoiseAnalysis) -> str:
+    shown = _critical_first(comparison, comparison.regressions) + comparison.fixes
+    shown += analysis.within_noise
+    rows = []
+    for case_id in shown:
+        test = analysis.tests[case_id]
+        p_value = test.p_higher if case_id in comparison.fixes else test.p_lower
+        rows.append(
+            [
+                "🔴" if test.critical else "",
+                code(case_id),
+                _rate(test.base_passes, test.base_samples, test.base_interval),
+                _rate(test.cand_passes, test.cand_samples, test.cand_interval),
+                f"{p_value:.2g}",
+                case_verdict(case_id, comparison, analysis),
+            ]
+        )
+    table = (
+        _table(["", "case", "baseline", "candidate", "p", "verdict"], rows, len(rows))
+        if rows
+        else "No case moved down."
+    )
+    return f"#### Significance (repeated samples)\n\n{suite_line(analysis)}\n\n{table}"
 
 
 def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
@@ -375,4 +475,35 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
         "ruler_changes": comparison.ruler_changes,
         "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
+        "flaky": [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky],
+        "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
+    }
+
+
+def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, Any]:
+    change = analysis.change
+    return {
+        "suite_p_value": analysis.suite_p,
+        "mean_change": change.mean,
+        "mean_change_ci": [change.low, change.high],
+        "shared_cases": change.cases,
+        "within_noise": analysis.within_noise,
+        "cases": {
+            case_id: {
+                "critical": test.critical,
+                "baseline": [test.base_passes, test.base_samples],
+                "candidate": [test.cand_passes, test.cand_samples],
+                "baseline_ci": list(test.base_interval),
+                "candidate_ci": list(test.cand_interval),
+                "p_lower": test.p_lower,
+                "p_higher": test.p_higher,
+                "verdict": case_verdict(case_id, comparison, analysis),
+            }
+            for case_id, test in analysis.tests.items()
+            if case_id in comparison.regressions
+            or case_id in comparison.fixes
+            or case_id in analysis.within_noise
+        },
+        "confirmed": sorted(i for i, c in analysis.confirmations.items() if c.confirmed),
+        "not_confirmed": sorted(i for i, c in analysis.confirmations.items() if not c.confirmed),
     }

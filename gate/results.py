@@ -61,6 +61,11 @@ class CaseResult:
     samples: int
     passes: int
     pass_rate: float
+    #: the 95% Wilson interval of pass_rate
+    ci_low: float | None = None
+    ci_high: float | None = None
+    #: some samples passed and some failed
+    flaky: bool = False
     reason: str = ""
     checks: list[CheckResult] = field(default_factory=list)
     outputs: list[SampleResult] = field(default_factory=list)
@@ -80,6 +85,7 @@ class Summary:
     failed: int
     errors: int
     pass_rate: float
+    flaky: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
@@ -158,6 +164,7 @@ def summarise(cases: Sequence[CaseResult]) -> Summary:
         failed=sum(1 for case in cases if case.status == "fail"),
         errors=sum(1 for case in cases if case.status == "error"),
         pass_rate=round(passed_weight / total_weight, 6) if total_weight else 0.0,
+        flaky=sum(1 for case in cases if case.flaky),
         input_tokens=_total([case.input_tokens for case in cases]),
         output_tokens=_total([case.output_tokens for case in cases]),
         cost_usd=round(cost, 8) if cost is not None else None,

@@ -7,9 +7,12 @@ from typing import Any, Literal
 
 from gate.compare import Comparison, rate_dropped
 from gate.config import GateConfig
+from gate.noise import NoiseAnalysis
 from gate.results import EPSILON
+from gate.stats import samples_to_decide
 
-Decision = Literal["ship", "block"]
+Decision = Literal["ship", "block", "inconclusive"]
+EXIT_CODES = {"ship": 0, "block": 1, "inconclusive": 3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,7 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.decision == "block" else 0
+        return EXIT_CODES[self.decision]
 
 
 def _pct(value: float) -> str:
@@ -64,12 +67,16 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     reasons: list[Reason] = []
     notes: list[str] = []
     critical_regressions = comparison.critical(comparison.regressions)
+    analysis = comparison.noise
     if rule.block_on_critical_regression and critical_regressions:
         reasons.append(
             Reason(
                 "critical_regression",
                 f"{len(critical_regressions)} critical case(s) passed on the baseline "
-                "and fail on the candidate",
+                "and fail on the candidate"
+                if analysis is None
+                else f"{len(critical_regressions)} critical case(s) dropped significantly "
+                f"(one-sided Fisher exact test, alpha {rule.alpha_critical:g} each)",
                 critical_regressions,
             )
         )
@@ -83,7 +90,12 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             reasons.append(
                 Reason("critical_failure", f"{len(failing)} critical case(s) fail", failing)
             )
-    if rule.block_on_pass_rate_drop and rate_dropped(
+    if analysis is not None:
+        if rule.block_on_pass_rate_drop:
+            reason = _significant_drop(analysis, rule, comparison.regressions)
+            if reason:
+                reasons.append(reason)
+    elif rule.block_on_pass_rate_drop and rate_dropped(
         comparison.shared_baseline_rate, comparison.shared_candidate_rate, rule.tolerance
     ):
         tolerance = f" (tolerance {rule.tolerance:.1%})" if rule.tolerance else ""
@@ -117,4 +129,42 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
         notes.append(f"{len(quiet)} non-critical regression(s) did not block: {', '.join(quiet)}")
     notes.extend(f"ruler change: {note}" for note in comparison.ruler_changes)
-    return Verdict("block" if reasons else "ship", reasons, notes)
+    decision: Decision = "block" if reasons else "ship"
+    if analysis is not None and not reasons:
+        undecided = _inconclusive(analysis, rule)
+        if undecided:
+            notes.insert(0, undecided)
+            if rule.on_inconclusive == "block":
+                decision = "inconclusive"
+    return Verdict(decision, reasons, notes)
+
+
+def _significant_drop(
+    analysis: NoiseAnalysis, rule: GateConfig, regressions: list[str]
+) -> Reason | None:
+    """The pass-rate rule under noise: a paired test, never the raw rates."""
+    if analysis.suite_p > rule.alpha or -analysis.change.mean <= rule.tolerance + EPSILON:
+        return None
+    return Reason(
+        "pass_rate_drop",
+        f"pass rate significantly lower over {analysis.change.cases} shared cases: "
+        f"{analysis.change_text()}, paired sign-flip p = {analysis.suite_p:.2g}",
+        regressions,
+    )
+
+
+def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
+    """Nothing blocks, but a drop beyond the margin cannot be ruled out either."""
+    margin = rule.non_inferiority_margin
+    if analysis.change.low >= -margin - EPSILON:
+        return None
+    needed = samples_to_decide(analysis.change, margin, analysis.samples)
+    advice = (
+        f"about {needed} samples per case (now {analysis.samples}) would decide it"
+        if needed
+        else "the estimate itself is a drop beyond the margin; more samples would not clear it"
+    )
+    return (
+        f"inconclusive: a drop of more than {margin * 100:.0f} points cannot be ruled out — "
+        f"{analysis.change_text()}; {advice}"
+    )

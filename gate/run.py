@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from gate import __version__, checks, systems
+from gate import __version__, adaptive, checks, systems
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError
@@ -27,9 +27,11 @@ from gate.results import (
     RunResults,
     SampleResult,
     Status,
+    read_results,
     summarise,
 )
 from gate.secrets import redact
+from gate.stats import wilson
 from gate.templates import check_templates
 
 MISSING_LISTED = 10
@@ -51,16 +53,74 @@ class Answer:
     error: str | None = None
 
 
-def samples_for(case: Case, loaded: LoadedConfig) -> int:
-    return case.samples or loaded.config.samples
+def samples_for(case: Case, loaded: LoadedConfig) -> int | None:
+    """The case's fixed sample count, or None when it is sampled adaptively."""
+    configured = loaded.config.samples
+    return case.samples or (None if configured == "auto" else configured)
+
+
+def requests_for(case: Case, fingerprint: str, samples: range) -> list[Request]:
+    return [Request(case, s, request_key(fingerprint, case.input, s)) for s in samples]
 
 
 def plan(cases: Sequence[Case], loaded: LoadedConfig, fingerprint: str) -> list[Request]:
     return [
-        Request(case, sample, request_key(fingerprint, case.input, sample))
+        request
         for case in cases
-        for sample in range(samples_for(case, loaded))
+        for request in requests_for(case, fingerprint, range(samples_for(case, loaded) or 0))
     ]
+
+
+def raise_missing_judgements(grader: Grader | None, store: RecordingStore) -> None:
+    if grader is not None and grader.missing:
+        missing = {case_id: [0] for case_id in grader.missing}
+        raise MissingRecordingError(missing_message(missing, store, "judge "))
+
+
+def sample_adaptively(
+    ordered: Sequence[Case],
+    loaded: LoadedConfig,
+    fingerprint: str,
+    resolve: Callable[[Sequence[Request]], tuple[dict[Request, SampleResult], bool]],
+    judge: Callable[[Case, list[SampleResult]], CaseResult],
+) -> tuple[list[CaseResult], bool]:
+    """Rounds of samples until every adaptive case's verdict is settled (gate.adaptive)."""
+    config = loaded.config
+    baseline_path = loaded.baseline_path
+    baseline = read_results(baseline_path) if baseline_path and baseline_path.is_file() else None
+    refs = adaptive.references(baseline)
+    fixed = {case.id: case.samples for case in ordered if case.samples}
+    by_id = {case.id: case for case in ordered}
+    done: dict[str, list[SampleResult]] = {case.id: [] for case in ordered}
+    wanted = {case.id: fixed.get(case.id) or config.adaptive.start for case in ordered}
+    unfinished: set[str] = set()
+    interrupted = False
+    while wanted and not interrupted:
+        batch = [
+            request
+            for case_id, extra in wanted.items()
+            for request in requests_for(
+                by_id[case_id], fingerprint, range(len(done[case_id]), len(done[case_id]) + extra)
+            )
+        ]
+        scored, interrupted = resolve(batch)
+        for request in batch:
+            if request in scored:
+                done[request.case.id].append(scored[request])
+            else:
+                unfinished.add(request.case.id)
+        counts = {
+            case_id: (sum(1 for s in samples if s.status == "pass"), len(samples))
+            for case_id, samples in done.items()
+            if case_id not in fixed
+        }
+        wanted = adaptive.plan_round(counts, refs, config.adaptive, config.gate)
+    results = [
+        judge(case, sorted(done[case.id], key=lambda sample: sample.sample))
+        for case in ordered
+        if done[case.id] and case.id not in unfinished
+    ]
+    return results, interrupted
 
 
 def replay(
@@ -227,6 +287,7 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
         reason = first.reason if total == 1 else f"{passes}/{total} samples passed; {first.reason}"
     latencies = [o.latency_ms for o in outputs if o.latency_ms is not None]
     cost = _sum(o.cost_usd for o in outputs)
+    low, high = wilson(passes, total)
     return CaseResult(
         id=case.id,
         version=case.version,
@@ -238,6 +299,9 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
         samples=total,
         passes=passes,
         pass_rate=round(rate, 6),
+        ci_low=round(low, 6),
+        ci_high=round(high, 6),
+        flaky=0 < passes < total - len(errors),
         reason=reason,
         checks=_case_checks(outputs),
         outputs=outputs,
@@ -316,47 +380,71 @@ def execute(
         return judge_sample(request.case, request.sample, answer, loaded, grader)
 
     def judge(case: Case, samples: list[SampleResult]) -> CaseResult:
-        threshold = case.min_pass_rate if case.min_pass_rate is not None else 1.0
+        threshold = case.min_pass_rate
+        if threshold is None:
+            threshold = config.min_pass_rate
         return aggregate(case, samples, threshold)
 
-    interrupted = False
-    if mode == "replay":
-        results = replay(ordered, requests, store, judge, score)
-        if grader is not None and grader.missing:
-            raise MissingRecordingError(
-                missing_message({case_id: [0] for case_id in grader.missing}, store, "judge ")
-            )
-    else:
+    system: systems.System | None = None
+    if mode != "replay":
         preflight(loaded, cases, resolved)
         system = systems.create(resolved, loaded.root, {"config": loaded})
         if grader is not None:
             grader.prepare()
 
-        def work(request: Request) -> SampleResult:
-            recorded = store.get(request.case.id, request.key) if only_missing else None
-            if recorded is not None:
-                return score(request, Answer(recorded))
-            answer = ask(system, request)
-            if mode == "record" and answer.output is not None:
-                # Stored the moment it arrives, so an interrupted run keeps what it paid for.
-                store.put(
-                    request.case.id,
-                    request.key,
-                    answer.output,
-                    system=resolved,
-                    fingerprint=fingerprint,
-                    sample=request.sample,
-                )
-            return score(request, answer)
-
-        progress = _progress_bar(len(requests), show_progress)
-        try:
-            scored, interrupted = call_live(
-                requests, work, concurrency=config.concurrency, progress=progress
+    def work(request: Request) -> SampleResult:
+        assert system is not None
+        recorded = store.get(request.case.id, request.key) if only_missing else None
+        if recorded is not None:
+            return score(request, Answer(recorded))
+        answer = ask(system, request)
+        if mode == "record" and answer.output is not None:
+            # Stored the moment it arrives, so an interrupted run keeps what it paid for.
+            store.put(
+                request.case.id,
+                request.key,
+                answer.output,
+                system=resolved,
+                fingerprint=fingerprint,
+                sample=request.sample,
             )
+        return score(request, answer)
+
+    def resolve(batch: Sequence[Request]) -> tuple[dict[Request, SampleResult], bool]:
+        """Every request answered: from recordings in replay, else by the system."""
+        if mode == "replay":
+            scored: dict[Request, SampleResult] = {}
+            missing: dict[str, list[int]] = {}
+            by_case: dict[str, list[Request]] = {}
+            for request in batch:
+                by_case.setdefault(request.case.id, []).append(request)
+            for case_id, group in by_case.items():
+                outputs = store.get_many(case_id, [request.key for request in group])
+                for request, output in zip(group, outputs, strict=True):
+                    if output is None:
+                        missing.setdefault(case_id, []).append(request.sample)
+                    else:
+                        scored[request] = score(request, Answer(output))
+            if missing:
+                raise MissingRecordingError(missing_message(missing, store))
+            raise_missing_judgements(grader, store)
+            return scored, False
+        progress = _progress_bar(len(batch), show_progress)
+        try:
+            return call_live(batch, work, concurrency=config.concurrency, progress=progress)
         finally:
             if progress is not None:
                 progress.close()
+
+    interrupted = False
+    if any(samples_for(case, loaded) is None for case in cases):
+        results, interrupted = sample_adaptively(ordered, loaded, fingerprint, resolve, judge)
+    elif mode == "replay":
+        # Streams: each case is judged as its recordings are read (100,000-case suites).
+        results = replay(ordered, requests, store, judge, score)
+        raise_missing_judgements(grader, store)
+    else:
+        scored, interrupted = resolve(requests)
         by_case: dict[str, list[SampleResult]] = {}
         for request in requests:
             if request in scored:

@@ -38,6 +38,13 @@ def run_summary(results: RunResults) -> str:
         )
     if usage:
         lines.append(" · ".join(usage))
+    calls = sum(case.samples for case in results.cases)
+    if calls > len(results.cases):
+        flaky = [case.id for case in results.cases if case.flaky]
+        lines.append(
+            f"{calls:,} samples; {len(flaky)} flaky case(s)"
+            + (f": {', '.join(flaky[:FAILURES_SHOWN])}" if flaky else "")
+        )
     bad = [case for case in results.cases if case.status != "pass"]
     bad.sort(key=lambda case: (case.status != "error", not case.critical, case.id))
     for case in bad[:FAILURES_SHOWN]:

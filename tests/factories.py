@@ -80,3 +80,29 @@ def run(
         summary=summarise(ordered),
         cases=ordered,
     )
+
+
+def sampled(case_id: str, passes: int, samples: int, *, critical: bool = False) -> CaseResult:
+    """A case run `samples` times, `passes` of them passing (min_pass_rate 1.0)."""
+    outputs = [
+        SampleResult(
+            sample=index,
+            status="pass" if index < passes else "fail",
+            text="ok",
+            reason="" if index < passes else "contains: missing 'x'",
+            checks=[CheckResult(check="contains", ok=index < passes)],
+        )
+        for index in range(samples)
+    ]
+    return CaseResult(
+        id=case_id,
+        critical=critical,
+        status="pass" if passes == samples else "fail",
+        passed=passes == samples,
+        samples=samples,
+        passes=passes,
+        pass_rate=passes / samples,
+        flaky=0 < passes < samples,
+        reason="" if passes == samples else f"{passes}/{samples} samples passed",
+        outputs=outputs,
+    )

@@ -1,0 +1,92 @@
+"""Confirmation reruns: a live check re-tests every flagged regression on fresh samples.
+
+The samples that flagged a case were chosen for looking bad, so testing them
+again would prove nothing. Each flagged case is run again at `confirm_samples`
+on the candidate — and on the baseline system too, when its recorded config can
+still be run — and only a drop that is significant on the fresh samples blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate.cases import Case
+from gate.compare import Comparison
+from gate.config import Config, GateConfig, LoadedConfig
+from gate.errors import CasegateError
+from gate.noise import Confirmation, case_test, significant
+from gate.results import CaseResult, RunResults
+from gate.run import execute
+
+
+def baseline_config(baseline: RunResults, loaded: LoadedConfig) -> LoadedConfig:
+    """The baseline's own system, prompt text as it was then, ready to run again."""
+    data = dict(baseline.config)
+    system = dict(data.get("system") or {})
+    system.pop("prompt_file", None)  # the file may have changed since; its text is kept
+    data["system"] = system
+    # Both reruns are judged with today's ruler, so they stay comparable.
+    data["judge"] = loaded.config.judge.model_dump() if loaded.config.judge else None
+    try:
+        config = Config.model_validate(data)
+    except ValueError as exc:
+        raise CasegateError(f"its recorded config no longer loads ({exc})") from None
+    return LoadedConfig(config, loaded.path, [])
+
+
+def rerun(
+    loaded: LoadedConfig, cases: Sequence[Case], show_progress: bool
+) -> dict[str, CaseResult]:
+    results = execute(loaded, cases, "live", show_progress=show_progress)
+    return {case.id: case for case in results.cases if case.status != "error"}
+
+
+def confirm(
+    comparison: Comparison,
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    baseline: RunResults,
+    rule: GateConfig,
+    *,
+    show_progress: bool = False,
+) -> list[str]:
+    """Re-test the flagged regressions in place; returns notes for the report."""
+    analysis = comparison.noise
+    if analysis is None or not comparison.regressions:
+        return []
+    flagged = set(comparison.regressions)
+    subset = [
+        case.model_copy(update={"samples": rule.confirm_samples})
+        for case in cases
+        if case.id in flagged
+    ]
+    notes = []
+    fresh = rerun(loaded, subset, show_progress)
+    try:
+        fresh_baseline = rerun(baseline_config(baseline, loaded), subset, show_progress)
+    except CasegateError as exc:
+        fresh_baseline = {}
+        notes.append(
+            "confirmation reran the candidate only; the baseline system could not be run "
+            f"again: {'; '.join(exc.problems)}"
+        )
+    tests = []
+    for case_id in sorted(flagged):
+        new = fresh.get(case_id)
+        old = fresh_baseline.get(case_id) or comparison.baseline_cases[case_id]
+        if new is None:
+            notes.append(f"{case_id}: the confirmation rerun errored; the first verdict stands")
+            continue
+        tests.append((case_test(old, new), case_id in fresh_baseline))
+    confirmed = set(significant([test for test, _ in tests], rule, lower=True))
+    for test, baseline_rerun in tests:
+        analysis.confirmations[test.id] = Confirmation(test.id in confirmed, test, baseline_rerun)
+    cleared = sorted(i for i, c in analysis.confirmations.items() if not c.confirmed)
+    comparison.regressions = [i for i in comparison.regressions if i not in cleared]
+    analysis.within_noise = sorted({*analysis.within_noise, *cleared})
+    for case_id in cleared:
+        after = comparison.candidate_cases[case_id]
+        (comparison.unchanged_pass if after.passed else comparison.unchanged_fail).append(case_id)
+    comparison.unchanged_pass.sort()
+    comparison.unchanged_fail.sort()
+    return notes

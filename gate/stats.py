@@ -1,0 +1,172 @@
+"""The few statistics the noise-aware gate needs, exact where exactness is cheap.
+
+These are small closed forms (Wilson, Fisher's exact test, Holm, an exact
+sign-flip test, a t interval). They are written out here rather than taken
+from scipy to keep the Action's image small; the tests check every one of them
+against scipy, which is a development dependency only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from statistics import NormalDist, fmean, stdev
+
+Z95 = NormalDist().inv_cdf(0.975)
+#: past this many distinct partial sums the exact sign-flip test uses the normal approximation
+EXACT_SIGN_FLIP_LIMIT = 2_000_000
+
+
+def wilson(passes: int, samples: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion (95% by default)."""
+    if samples <= 0:
+        return 0.0, 1.0
+    rate = passes / samples
+    denominator = 1 + z * z / samples
+    centre = (rate + z * z / (2 * samples)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / samples + z * z / (4 * samples * samples))
+    half /= denominator
+    # At 0 or n passes the bound is exactly 0 or 1; rounding would leave a crumb.
+    low = 0.0 if passes == 0 else max(0.0, centre - half)
+    high = 1.0 if passes == samples else min(1.0, centre + half)
+    return low, high
+
+
+def fisher_lower(base_passes: int, base_samples: int, cand_passes: int, cand_samples: int) -> float:
+    """One-sided Fisher exact p-value that the candidate's pass rate is lower.
+
+    Conditional on the total passes, the candidate's passes are hypergeometric;
+    the p-value is P(X <= observed), summed exactly in integers.
+    """
+    total = base_samples + cand_samples
+    passes = base_passes + cand_passes
+    lowest = max(0, passes - base_samples)
+    tail = sum(
+        math.comb(passes, x) * math.comb(total - passes, cand_samples - x)
+        for x in range(lowest, cand_passes + 1)
+    )
+    return float(Fraction(tail, math.comb(total, cand_samples)))
+
+
+def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Holm's step-down: which hypotheses are rejected, family-wise error at `alpha`."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    for rank, index in enumerate(order):
+        if p_values[index] > alpha / (len(p_values) - rank):
+            break
+        rejected[index] = True
+    return rejected
+
+
+def _as_integers(differences: Sequence[Fraction]) -> tuple[list[int], int] | None:
+    scale = 1
+    for value in differences:
+        scale = math.lcm(scale, value.denominator)
+        if scale > 100_000:
+            return None
+    return [int(value * scale) for value in differences], scale
+
+
+def sign_flip_lower(differences: Sequence[Fraction]) -> float:
+    """One-sided paired sign-flip test that the differences are centred below zero.
+
+    Under "no change", each case's difference is as likely to be positive as
+    negative; the p-value is the share of the 2^m sign assignments whose sum is
+    at most the observed sum. Exact (by counting partial sums) when the
+    differences share a modest denominator; the normal approximation otherwise.
+    """
+    nonzero = [d for d in differences if d != 0]
+    if not nonzero:
+        return 1.0
+    observed = sum(nonzero)
+    integers = _as_integers(nonzero)
+    if integers is not None:
+        values, scale = integers
+        span = sum(abs(v) for v in values)
+        if span * len(values) <= EXACT_SIGN_FLIP_LIMIT:
+            counts = {0: 1}
+            for value in values:
+                step: dict[int, int] = {}
+                for total, count in counts.items():
+                    for signed in (abs(value), -abs(value)):
+                        step[total + signed] = step.get(total + signed, 0) + count
+                counts = step
+            target = int(observed * scale)
+            at_most = sum(count for total, count in counts.items() if total <= target)
+            return at_most / (1 << len(values))
+    spread = math.sqrt(sum(float(d) ** 2 for d in nonzero))
+    return NormalDist().cdf(float(observed) / spread)
+
+
+def t_cdf(t: float, freedom: int) -> float:
+    """Student's t distribution function for whole degrees of freedom, in closed form.
+
+    The finite series for P(|T| <= t) (Abramowitz and Stegun 26.7.3 and 26.7.4).
+    """
+    theta = math.atan(abs(t) / math.sqrt(freedom))
+    cos2 = math.cos(theta) ** 2
+    if freedom % 2:
+        term, series = 1.0, 1.0 if freedom > 1 else 0.0
+        for k in range(1, (freedom - 1) // 2):
+            term *= cos2 * (2 * k) / (2 * k + 1)
+            series += term
+        inside = 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * series)
+    else:
+        term = series = 1.0
+        for k in range(1, freedom // 2):
+            term *= cos2 * (2 * k - 1) / (2 * k)
+            series += term
+        inside = math.sin(theta) * series
+    return 0.5 + math.copysign(inside / 2, t)
+
+
+def t_quantile(probability: float, freedom: int) -> float:
+    """Student's t quantile, by bisection on `t_cdf` (to 1e-12)."""
+    low, high = -1e6, 1e6
+    for _ in range(200):
+        middle = (low + high) / 2
+        if t_cdf(middle, freedom) < probability:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12:
+            break
+    return (low + high) / 2
+
+
+@dataclass(frozen=True, slots=True)
+class MeanChange:
+    mean: float
+    low: float
+    high: float
+    cases: int
+
+
+def mean_change(differences: Sequence[float]) -> MeanChange:
+    """The mean paired difference with its 95% t interval (a point when under 2 cases)."""
+    if not differences:
+        return MeanChange(0.0, 0.0, 0.0, 0)
+    mean = fmean(differences)
+    if len(differences) < 2:
+        return MeanChange(mean, mean, mean, len(differences))
+    half = (
+        t_quantile(0.975, len(differences) - 1) * stdev(differences) / math.sqrt(len(differences))
+    )
+    return MeanChange(mean, mean - half, mean + half, len(differences))
+
+
+def samples_to_decide(change: MeanChange, margin: float, samples: int) -> int | None:
+    """Samples per case that would make the interval rule out a drop beyond `margin`.
+
+    The interval's half-width shrinks roughly with the square root of the samples
+    per case; None when the estimate itself is a drop beyond the margin, which
+    more samples would only confirm.
+    """
+    room = change.mean + margin
+    half = change.mean - change.low
+    if room <= 0 or half <= 0:
+        return None
+    return max(samples + 1, math.ceil(samples * (half / room) ** 2))

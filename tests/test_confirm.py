@@ -1,0 +1,97 @@
+"""Confirmation reruns in a live check: only a drop that holds on fresh samples blocks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gate.cli import main
+from tests.conftest import Project
+
+# Deterministic "noise": the candidate's first 20 calls for `blip` fail (a bad patch of
+# draws), later ones pass; `crit` is really broken on the candidate.
+FLAKY_BOT = """
+from collections import Counter
+
+calls = Counter()
+
+def answer(case_input, system):
+    case = case_input["case"]
+    calls[(system["variant"], case)] += 1
+    if system["variant"] == "new":
+        if case == "crit":
+            return "bad"
+        if case == "blip" and calls[("new", case)] <= 20:
+            return "bad"
+    return "good"
+"""
+
+
+def write(project: Project, name: str, variant: str) -> Path:
+    config = {
+        "suite": "demo",
+        "cases": "cases",
+        "system": {
+            "name": f"bot-{variant}",
+            "provider": "python",
+            "target": f"{project.module}:answer",
+            "variant": variant,
+        },
+        "samples": 20,
+        "concurrency": 1,
+        "mode": "live",
+        "baseline": "baselines/demo.json",
+        "gate": {"confirm_samples": 12},
+    }
+    path = project.root / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def setup_project(project: Project, *case_ids: str) -> None:
+    """The bot, a baseline config and a candidate config, and the named cases."""
+    project.write_system(FLAKY_BOT)
+    write(project, "casegate.yml", "base")
+    write(project, "candidate.yml", "new")
+    project.write_cases(
+        [
+            {
+                "id": case_id,
+                "critical": case_id != "fine",
+                "input": {"case": case_id},
+                "expect": {"equals": "good"},
+            }
+            for case_id in case_ids
+        ]
+    )
+
+
+def test_flagged_regressions_are_rerun_and_only_confirmed_ones_block(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup_project(project, "crit", "blip", "fine")
+    assert main(["baseline", "--quiet"]) == 0
+    code = main(["check", "-c", "candidate.yml", "--quiet", "--report", "r.md"])
+    assert code == 1
+    report = Path("r.md").read_text()
+    assert "`crit`" in report and "regression, confirmed on rerun (12/12 → 0/12)" in report
+    assert "within noise" in report and "NOT confirmed on rerun (12/12 → 12/12)" in report
+    out = capsys.readouterr().out
+    assert "1 critical case(s) dropped significantly" in out and ": crit" in out
+    results = json.loads(Path(".casegate/demo-results.json").read_text())
+    assert {c["id"]: c["passes"] for c in results["cases"]} == {"blip": 0, "crit": 0, "fine": 20}
+
+
+def test_without_a_runnable_baseline_the_candidate_is_rerun_alone(project: Project) -> None:
+    setup_project(project, "crit")
+    assert main(["baseline", "--quiet"]) == 0
+    baseline = json.loads(Path("baselines/demo.json").read_text())
+    baseline["config"]["system"]["target"] = "gone_module:answer"
+    Path("baselines/demo.json").write_text(json.dumps(baseline))
+    assert main(["check", "-c", "candidate.yml", "--quiet", "--report", "r.md"]) == 1
+    report = Path("r.md").read_text()
+    assert "the baseline system could not be run again" in report
+    assert "confirmed on rerun (20/20 → 0/12, baseline not re-run)" in report
