@@ -71,7 +71,7 @@ def check(
     notes: Sequence[str] = (),
 ) -> CheckOutcome:
     baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
-    candidate = execute(loaded, cases, mode, show_progress=show_progress)
+    candidate = execute(loaded, cases, mode, show_progress=show_progress, reference=baseline)
     write_results(candidate, out)
     if candidate.interrupted:
         return CheckOutcome(candidate, out)

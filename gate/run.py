@@ -83,11 +83,13 @@ def sample_adaptively(
     fingerprint: str,
     resolve: Callable[[Sequence[Request]], tuple[dict[Request, SampleResult], bool]],
     judge: Callable[[Case, list[SampleResult]], CaseResult],
+    baseline: RunResults | None = None,
 ) -> tuple[list[CaseResult], bool]:
     """Rounds of samples until every adaptive case's verdict is settled (gate.adaptive)."""
     config = loaded.config
     baseline_path = loaded.baseline_path
-    baseline = read_results(baseline_path) if baseline_path and baseline_path.is_file() else None
+    if baseline is None and baseline_path and baseline_path.is_file():
+        baseline = read_results(baseline_path)
     refs = adaptive.references(baseline)
     fixed = {case.id: case.samples for case in ordered if case.samples}
     by_id = {case.id: case for case in ordered}
@@ -363,8 +365,12 @@ def execute(
     *,
     only_missing: bool = False,
     show_progress: bool = True,
+    reference: RunResults | None = None,
 ) -> RunResults:
-    """Run the suite in `mode`; returns results with one entry per case, sorted by id."""
+    """Run the suite in `mode`; returns results with one entry per case, sorted by id.
+
+    `reference` is the baseline `samples: auto` stops against (default: the config's).
+    """
     config = loaded.config
     resolved = loaded.resolved_system()
     fingerprint = system_fingerprint(resolved)
@@ -438,7 +444,9 @@ def execute(
 
     interrupted = False
     if any(samples_for(case, loaded) is None for case in cases):
-        results, interrupted = sample_adaptively(ordered, loaded, fingerprint, resolve, judge)
+        results, interrupted = sample_adaptively(
+            ordered, loaded, fingerprint, resolve, judge, reference
+        )
     elif mode == "replay":
         # Streams: each case is judged as its recordings are read (100,000-case suites).
         results = replay(ordered, requests, store, judge, score)
