@@ -41,6 +41,7 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/replay_speed.py
 	$(BIN)/python bench/live_throughput.py
+	$(BIN)/python bench/noise_simulation.py
 
 # The Action image's pinned runtime set: what a clean venv installs under constraints.txt.
 requirements.lock: pyproject.toml constraints.txt
