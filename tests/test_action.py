@@ -238,3 +238,9 @@ def test_outputs_use_the_delimiter_syntax(tmp_path: Path) -> None:
     name, delimiter = lines[0].split("<<")
     assert name == "report" and delimiter.startswith("ghadelimiter_")
     assert lines[1:] == ["line 1", "line 2", delimiter]
+
+
+def test_a_missing_working_directory_is_an_error(runner: Runner) -> None:
+    finished = runner.run(working_directory="services/bot")
+    assert finished.returncode == 2
+    assert "input `working-directory`: services/bot does not exist" in finished.stdout

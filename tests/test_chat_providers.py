@@ -256,3 +256,16 @@ def test_the_sdks_own_base_url_variable_selects_the_server(
     system = chat_system(provider, llm_server)
     del system["base_url"]
     assert build(system).complete("c", {"question": "via env"}).text == "echo: via env"
+
+
+def test_anthropic_takes_a_conversations_system_turns_after_the_prompt(
+    llm_server: FakeLLMServer,
+) -> None:
+    turns = [
+        {"role": "system", "content": "The customer is a VIP."},
+        {"role": "user", "content": "hi"},
+    ]
+    build(chat_system("anthropic", llm_server)).complete("c", {"messages": turns})
+    body = llm_server.received[-1].body
+    assert body["system"] == "You are terse.\n\nThe customer is a VIP."
+    assert body["messages"] == [{"role": "user", "content": "hi"}]
