@@ -256,3 +256,11 @@ def test_label_file_problems_name_the_line(
     assert "labels.jsonl:3: unknown case 'nope'" in err
     assert "labels.jsonl:4: case 'plain' has no judge check" in err
     assert "labels.jsonl:5: verdict must be 'pass' or 'fail'" in err
+
+
+def test_a_null_temperature_sends_none(project: Project, llm_server: FakeLLMServer) -> None:
+    llm_server.reply = grading_judge
+    judged_project(project, llm_server, temperature=None)
+    assert main(["run", "--mode", "live", "--quiet", "--out", "live.json"]) == 0
+    assert all("temperature" not in r.body for r in llm_server.received)
+    assert results_of("live.json")["apology"]["status"] == "pass"
