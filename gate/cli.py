@@ -11,6 +11,7 @@ from typing import Any
 
 from gate import __version__
 from gate.errors import CasegateError
+from gate.starter import DEFAULT_ACTION
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -336,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--dir", type=Path, default=Path("."), help="where (default: here)")
     init.add_argument(
         "--action",
-        default="casegate/casegate@v1",
+        default=DEFAULT_ACTION,
         help="the Action reference the workflows use (default: %(default)s)",
     )
     init.set_defaults(handler=cmd_init)
