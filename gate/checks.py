@@ -8,7 +8,6 @@ A check never raises on odd output; it fails with a reason a person can act on.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -19,6 +18,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
+from gate import usercode
 from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
 
@@ -559,31 +559,29 @@ def uses_judge(expect: Mapping[str, Any]) -> bool:
 # --- user-written checks ------------------------------------------------------
 
 
-def load_callable(spec: str, what: str) -> Callable[..., Any]:
-    """Import `module:function`; raises CheckSpecError with the cause."""
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise CheckSpecError(f"{what} takes 'module:function', got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise CheckSpecError(f"{what}: cannot import {module_name!r}: {exc}") from None
-    target: Any = module
-    for part in attribute.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise CheckSpecError(f"{what}: {module_name!r} has no attribute {attribute!r}")
-    if not callable(target):
-        raise CheckSpecError(f"{what}: {spec!r} is not callable")
-    return target  # type: ignore[no-any-return]
+def custom_specs(expect: Mapping[str, Any]) -> list[str]:
+    """The `module:function` specs a case's `check:` names (its user code)."""
+    if "check" not in expect:
+        return []
+    return _strings("check", expect["check"])
 
 
 def custom(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    # Only the spec is read here: loading cases never imports user code. The run
+    # imports every custom check up front (gate.usercode.prepare_check).
     specs = _strings(name, arg)
-    functions = [(spec, load_callable(spec, "check")) for spec in specs]
+    for spec in specs:
+        try:
+            usercode.parse_spec(spec, "check")
+        except usercode.UserCodeError as exc:
+            raise CheckSpecError(str(exc)) from None
 
     def judge(subject: Subject) -> Verdict:
-        for spec, function in functions:
+        for spec in specs:
+            try:
+                function = usercode.check_function(spec)
+            except KeyError:
+                return Verdict(name, False, f"{spec} was not imported before the run")
             try:
                 outcome = function(subject.text, subject.case)
             except Exception as exc:

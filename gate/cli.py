@@ -222,9 +222,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from gate.recordings import RecordingStore
-    from gate.run import make_grader, preflight
+    from gate.run import make_grader, preflight, prepare_user_checks
 
     loaded, cases = load(args)
+    prepare_user_checks(loaded, cases)
     preflight(loaded, cases, loaded.resolved_system())
     make_grader(
         loaded, cases, "replay", RecordingStore(loaded.recordings_dir), reuse_recorded=False

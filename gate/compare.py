@@ -17,6 +17,7 @@ from gate.errors import ResultsError
 from gate.judge import JudgePin
 from gate.noise import NoiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
+from gate.ruler import RulerReview
 
 #: System keys shown in the headline when they differ (the change under test).
 HEADLINE_KEYS = ("provider", "model", "target", "command", "api", "message", "params", "tools")
@@ -83,6 +84,8 @@ class Comparison:
     candidate_cases: dict[str, CaseResult] = field(default_factory=dict)
     #: set when either run has repeated samples: the lists above then come from tests
     noise: NoiseAnalysis | None = None
+    #: set when the ruler was read from a base commit (pull requests, `check --base`)
+    ruler: RulerReview | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]

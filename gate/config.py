@@ -57,6 +57,12 @@ class GateConfig(_Strict):
     non_inferiority_margin: float = Field(default=0.03, ge=0, le=1)
     on_inconclusive: Literal["ship", "block"] = "ship"
     confirm_samples: int = Field(default=20, ge=2, le=1000)
+    # A critical case that fails with no valid baseline verdict to compare against.
+    block_on_critical_without_baseline: bool = True
+    #: the pull-request label that accepts a loosening ruler change (read from the base)
+    accept_label: str = Field(
+        default="casegate:accept-ruler-change", min_length=1, max_length=50, pattern=r"^[^\r\n]+$"
+    )
 
 
 class AdaptiveConfig(_Strict):

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from gate import __version__, adaptive, checks, systems
+from gate import __version__, adaptive, checks, systems, usercode
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError
@@ -350,6 +350,19 @@ def make_grader(
     return Grader(pin, mode=mode, store=store, root=loaded.root, reuse_recorded=reuse_recorded)
 
 
+def prepare_user_checks(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
+    """Import every custom check before judging; an import problem names its case's line."""
+    problems: list[str] = []
+    for case in cases:
+        for spec in checks.custom_specs(case.expect):
+            try:
+                usercode.prepare_check(spec, loaded.root)
+            except usercode.UserCodeError as exc:
+                problems.append(f"{case.source}:{case.line}: case {case.id!r}: {exc}")
+    if problems:
+        raise ConfigError(list(dict.fromkeys(problems)))
+
+
 def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
     """Everything that would fail per request, found before the first paid call."""
     check_templates(loaded, cases)
@@ -381,6 +394,7 @@ def execute(
     )
 
     ordered = sorted(cases, key=lambda c: c.id)
+    prepare_user_checks(loaded, cases)
 
     def score(request: Request, answer: Answer) -> SampleResult:
         return judge_sample(request.case, request.sample, answer, loaded, grader)

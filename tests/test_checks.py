@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import checks
+from gate import checks, usercode
 from gate.outputs import ToolCall
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def judge(
@@ -196,6 +199,11 @@ def crashes(text: str, case: Any) -> bool:
 
 
 class TestCustom:
+    @pytest.fixture(autouse=True)
+    def _prepared(self) -> None:
+        for name in ("is_polite", "crashes"):
+            usercode.prepare_check(f"{__name__}:{name}", REPO)
+
     def test_bool_and_reason(self) -> None:
         assert only({"check": f"{__name__}:is_polite"}, "please").ok
         assert only({"check": f"{__name__}:is_polite"}, "now").reason == "no 'please'"
@@ -204,9 +212,20 @@ class TestCustom:
         verdict = only({"check": f"{__name__}:crashes"}, "x")
         assert verdict.reason == f"{__name__}:crashes raised ValueError: bad day"
 
-    def test_unimportable_check_is_refused_at_load(self) -> None:
-        with pytest.raises(checks.CheckSpecError, match="cannot import"):
-            checks.build({"check": "no_such_module_xyz:fn"})
+    def test_loading_a_case_imports_no_user_code(self) -> None:
+        # The spec is read at load; the import waits for the run (gate.usercode).
+        judges = checks.build({"check": "no_such_module_xyz:fn"})
+        verdict = checks.evaluate(judges, checks.Subject("x", {}, []))[0]
+        assert verdict.reason == "no_such_module_xyz:fn was not imported before the run"
+
+    def test_unimportable_check_is_refused_when_prepared(self) -> None:
+        with pytest.raises(usercode.UserCodeError, match="cannot import 'no_such_module_xyz'"):
+            usercode.prepare_check("no_such_module_xyz:fn", REPO)
+
+    @pytest.mark.parametrize("spec", ["nomodule", "a b:c", "mod:", ":fn", "mod:f-n"])
+    def test_malformed_spec_is_refused_at_load(self, spec: str) -> None:
+        with pytest.raises(checks.CheckSpecError, match="takes 'module:function'"):
+            checks.build({"check": spec})
 
 
 class TestSpecErrors:

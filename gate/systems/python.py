@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -12,10 +10,10 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from gate.checks import CheckSpecError, load_callable
-from gate.errors import ConfigError, SystemCallError
+from gate.errors import SystemCallError
 from gate.outputs import Output
 from gate.systems import Provider
+from gate.usercode import load_callable
 
 _OUTPUT_KEYS = {"text", "input_tokens", "output_tokens", "cost_usd", "raw", "model", "tool_calls"}
 
@@ -67,13 +65,7 @@ class PythonSystem(Provider):
     def __init__(self, system: dict[str, Any], root: Path, context: Mapping[str, Any]) -> None:
         self.system = system
         self.timeout_s = float(system.get("timeout_s", 60))
-        importlib.invalidate_caches()  # the module may be newer than the finder caches
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
-        try:
-            self.function = load_callable(system["target"], "system.target")
-        except CheckSpecError as exc:
-            raise ConfigError(str(exc)) from None
+        self.function = load_callable(system["target"], "system.target", root)
 
     def complete(self, case_id: str, case_input: Mapping[str, Any]) -> Output:
         started = time.perf_counter()

@@ -1,0 +1,131 @@
+"""User code (python targets, custom checks), imported on purpose from the config's folder.
+
+casegate's own package and its dependencies always win: the config's folder
+goes at the *end* of `sys.path`, and a user module whose top-level name is
+already taken by casegate, the standard library or an installed package is
+refused with a message naming the file, instead of silently losing (or, worse,
+winning) the race.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gate.errors import ConfigError
+
+OWN_PACKAGE = "gate"
+_lock = threading.Lock()
+#: `module:function` → the callable, filled by `prepare` before any sample is judged
+_loaded: dict[str, Callable[..., Any]] = {}
+
+
+class UserCodeError(ConfigError):
+    """A user module cannot be imported, or would shadow casegate or a dependency."""
+
+
+def parse_spec(spec: str, what: str) -> tuple[str, str]:
+    """`pkg.module:function` → ("pkg.module", "function"); UserCodeError when malformed."""
+    module_name, sep, attribute = spec.partition(":")
+    parts = module_name.split(".")
+    if (
+        not sep
+        or not attribute
+        or not all(part.isidentifier() for part in parts)
+        or not all(part.isidentifier() for part in attribute.split("."))
+    ):
+        raise UserCodeError(f"{what} takes 'module:function', got {spec!r}")
+    return module_name, attribute
+
+
+def module_file(module_name: str, root: Path) -> Path | None:
+    """The file under `root` that `module_name` names, found without importing anything."""
+    base = root.joinpath(*module_name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _top_level_file(top: str, root: Path) -> Path | None:
+    for candidate in (root / f"{top}.py", root / top):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _collision(top: str, root: Path) -> str | None:
+    """Why a user module named `top` under root may not be imported, or None."""
+    user_file = _top_level_file(top, root)
+    if user_file is None:
+        return None
+    if top == OWN_PACKAGE:
+        owner = "casegate's own package"
+    elif top in sys.stdlib_module_names:
+        owner = "a standard-library module"
+    else:
+        found = importlib.util.find_spec(top) if top not in sys.modules else None
+        loaded = sys.modules.get(top)
+        origin = getattr(found, "origin", None) or getattr(loaded, "__file__", None)
+        if origin is None:
+            return None
+        try:
+            Path(origin).resolve().relative_to(root.resolve())
+            return None  # it is the user's own module, already importable
+        except ValueError:
+            owner = f"an installed package ({Path(origin).parent})"
+    return (
+        f"{user_file}: the module name {top!r} is taken by {owner}; casegate never lets a "
+        "repository file stand in for it — rename the file and update the config"
+    )
+
+
+def enable(root: Path) -> None:
+    """Make the config's folder importable, after casegate and its dependencies."""
+    folder = str(root.resolve())
+    with _lock:
+        if folder not in sys.path:
+            sys.path.append(folder)
+    importlib.invalidate_caches()  # the module may be newer than the finder caches
+
+
+def load_callable(spec: str, what: str, root: Path) -> Callable[..., Any]:
+    """Import `module:function` from the config's folder; UserCodeError with the cause."""
+    module_name, attribute = parse_spec(spec, what)
+    problem = _collision(module_name.split(".")[0], root)
+    if problem:
+        raise UserCodeError(f"{what} {spec!r}: {problem}")
+    enable(root)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise UserCodeError(
+            f"{what}: cannot import {module_name!r} ({type(exc).__name__}: {exc}); put the "
+            f"module beside the config, in {root}"
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise UserCodeError(f"{what}: {module_name!r} has no attribute {attribute!r}")
+    if not callable(target):
+        raise UserCodeError(f"{what}: {spec!r} is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def prepare_check(spec: str, root: Path) -> None:
+    """Import one custom check before the run judges anything."""
+    function = load_callable(spec, "check", root)
+    with _lock:
+        _loaded[spec] = function
+
+
+def check_function(spec: str) -> Callable[..., Any]:
+    """A custom check prepared for this run (KeyError: it was not prepared)."""
+    with _lock:
+        return _loaded[spec]
