@@ -205,7 +205,10 @@ def judge_lines(
     """(information, warnings) about the judge for a report on a run that used it."""
     if judge is None or not uses_judge:
         return [], []
-    pin = JudgePin.model_validate(judge)
+    try:
+        pin = JudgePin.model_validate(judge)
+    except ValueError:  # a results file is input too: its pin may be anything
+        return [], ["the results file's judge pin is unreadable: the judge cannot be named"]
     info = [f"LLM judge: {pin.describe()}"]
     if calibration is None:
         return info, [

@@ -20,9 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraint
 
 from gate import checks
 from gate.errors import CaseFileError, located
-from gate.yamlfile import LineDict, YamlSyntaxError, line_of, load_yaml
+from gate.files import parse_json
+from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
 
-CaseId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$", min_length=1)]
+#: More samples of one case than this is a typo, not a plan (each is a call, or a recording).
+MAX_SAMPLES = 1000
+#: Ids name recording files (id + ".json"), so they stay well inside a file name's 255 bytes.
+MAX_ID_LENGTH = 200
+CaseId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9._-]+$", min_length=1, max_length=MAX_ID_LENGTH),
+]
 CASE_SUFFIXES = (".yaml", ".yml", ".jsonl")
 
 
@@ -38,9 +46,9 @@ class Case(BaseModel):
     provenance: str | None = None
     added: dt.date | str | None = None
     version: int = Field(default=1, ge=1)
-    weight: float = Field(default=1.0, gt=0)
-    samples: int | None = Field(default=None, ge=1)
-    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
 
     # Where the case came from, for annotations and messages; not part of the data.
     _source: str = PrivateAttr(default="")
@@ -97,7 +105,7 @@ def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
             if not raw_line.strip():
                 continue
             try:
-                yield number, json.loads(raw_line)
+                yield number, parse_json(raw_line)
             except ValueError as exc:
                 raise CaseFileError(located(path, number, f"invalid JSON: {exc}")) from None
         return
@@ -118,19 +126,24 @@ def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
 
 def _validation_problem(path: Path, line: int | None, raw: Any, exc: ValidationError) -> str:
     error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"])
+    where = dotted(error["loc"])
     key = str(error["loc"][0]) if error["loc"] else None
     key_line = line_of(raw, key) if isinstance(raw, LineDict) and key else line
     if error["type"] == "extra_forbidden":
         hint = difflib.get_close_matches(where, Case.model_fields, n=1)
-        message = f"unknown field {where!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+        message = f"unknown field '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
     elif error["type"] == "missing":
-        message = f"missing required field {where!r}"
+        message = f"missing required field '{where}'"
     else:
         message = f"{where}: {error['msg']}"
     case_id = raw.get("id") if isinstance(raw, dict) else None
-    prefix = f"case {case_id!r}: " if isinstance(case_id, str) else ""
+    prefix = f"case {_shown_id(case_id)}: " if isinstance(case_id, str) else ""
     return located(path, key_line or line, prefix + message)
+
+
+def _shown_id(case_id: object) -> str:
+    text = repr(case_id)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _check_problem(path: Path, raw: LineDict | dict[str, Any], exc: checks.CheckSpecError) -> str:
@@ -148,7 +161,7 @@ def _check_problem(path: Path, raw: LineDict | dict[str, Any], exc: checks.Check
     else:
         key = next((k for k in (expect or {}) if message.startswith(k)), None)
     line = line_of(expect, key) if key else line_of(expect)
-    return located(path, line or line_of(raw), f"case {raw.get('id')!r}: {message}")
+    return located(path, line or line_of(raw), f"case {_shown_id(raw.get('id'))}: {message}")
 
 
 def load_cases(files: Sequence[Path], display_root: Path | None = None) -> list[Case]:

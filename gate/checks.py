@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+import regex as regex_engine  # `re` syntax with a match timeout
 from jsonschema.exceptions import best_match
 
 from gate import usercode
@@ -23,6 +24,12 @@ from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
 
 JSON_PARSE_FAILED = object()
+#: A pattern search on one output that takes longer fails its check: model output is
+#: untrusted input, and a backtracking pattern must not hang the run.
+REGEX_TIMEOUT_S = 1.0
+#: The `regex` module copies an atom once per counted repeat when it compiles
+#: (`a{1000}` is 1,000 nodes, nested counts multiply); past this it is refused at load.
+MAX_PATTERN_SIZE = 20_000
 
 
 class CheckSpecError(Exception):
@@ -103,13 +110,97 @@ def _count(name: str, arg: Any) -> int:
     return arg
 
 
-def _pattern(name: str, arg: Any) -> re.Pattern[str]:
+def _pattern(name: str, arg: Any) -> regex_engine.Pattern[str]:
+    """A compiled pattern (Python `re` syntax, through `regex` for its match timeout)."""
     if not isinstance(arg, str):
         raise CheckSpecError(f"{name} takes a regular expression string, got {_describe(arg)}")
+    if pattern_size(arg) > MAX_PATTERN_SIZE:
+        raise CheckSpecError(
+            f"{name}: the regular expression {_describe(arg)} repeats too much (its counted "
+            f"repeats would build more than {MAX_PATTERN_SIZE:,} elements); "
+            "use a smaller {count}, or + or *"
+        )
     try:
-        return re.compile(arg)
-    except re.error as exc:
-        raise CheckSpecError(f"{name}: invalid regular expression {arg!r}: {exc}") from None
+        return regex_engine.compile(arg)
+    except RecursionError:
+        problem = "its groups nest too deeply"
+    except (regex_engine.error, OverflowError, ValueError) as exc:
+        problem = _short(str(exc), 120)
+    raise CheckSpecError(f"{name}: invalid regular expression {_describe(arg)}: {problem}")
+
+
+_COUNTED_REPEAT = re.compile(r"\{(\d*)(,\d*)?\}")
+_BRACED_ESCAPES = frozenset("xNpPuU")
+
+
+def pattern_size(pattern: str) -> int:
+    """An upper estimate of the elements `regex` builds: counted repeats multiply their atom.
+
+    A small scanner, not a parser: it may overcount (comments in verbose mode), never
+    undercount what a counted repeat expands to.
+    """
+    frames = [[0, 0]]  # per open group: [size so far, size of its last atom]
+    index, end = 0, len(pattern)
+    while index < end:
+        char, frame, atom = pattern[index], frames[-1], 1
+        if char == "\\":
+            index += 2
+            if pattern[index - 1 : index] in _BRACED_ESCAPES and pattern[index : index + 1] == "{":
+                close = pattern.find("}", index)  # \x{263a}, \p{Lu}: one atom
+                index = end if close < 0 else close + 1
+        elif char == "[":
+            index = _class_end(pattern, index)
+        elif char == "(":
+            frames.append([0, 0])
+            index += 1
+            continue
+        elif char == ")" and len(frames) > 1:
+            inner = frames.pop()
+            frame, atom = frames[-1], max(inner[0], 1)
+            index += 1
+        elif char == "{" and (repeat := _COUNTED_REPEAT.match(pattern, index)) and repeat[1]:
+            times = max(int(repeat[1][:12]), 1)
+            frame[0] += frame[1] * (times - 1)
+            frame[1] *= times
+            index = repeat.end()
+            if frame[0] > MAX_PATTERN_SIZE:
+                return frame[0]
+            continue
+        elif char in "|*+?":  # an alternative starts afresh; these quantifiers copy nothing
+            frame[1] = 0 if char == "|" else frame[1]
+            index += 1
+            continue
+        else:
+            index += 1
+        frame[0] += atom
+        frame[1] = atom
+    return sum(frame[0] for frame in frames)
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index just past the character class opening at `start`."""
+    index = start + 1
+    if pattern[index : index + 1] == "^":
+        index += 1
+    if pattern[index : index + 1] == "]":
+        index += 1
+    while index < len(pattern):
+        if pattern[index] == "\\":
+            index += 2
+        elif pattern[index] == "]":
+            return index + 1
+        elif pattern.startswith("[:", index) and (close := pattern.find(":]", index + 2)) > 0:
+            index = close + 2
+        else:
+            index += 1
+    return index
+
+
+def _too_slow(pattern: regex_engine.Pattern[str]) -> str:
+    return (
+        f"/{_short(pattern.pattern)}/ took longer than {REGEX_TIMEOUT_S:g} s on this output "
+        "(catastrophic backtracking?); simplify the pattern"
+    )
 
 
 # --- normalisation ----------------------------------------------------------
@@ -206,7 +297,11 @@ def regex(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
     pattern = _pattern(name, arg)
 
     def judge(subject: Subject) -> Verdict:
-        if pattern.search(subject.text):
+        try:
+            found = pattern.search(subject.text, timeout=REGEX_TIMEOUT_S)
+        except TimeoutError:
+            return Verdict(name, False, _too_slow(pattern))
+        if found:
             return Verdict(name, True)
         return Verdict(name, False, f"no match for /{pattern.pattern}/")
 
@@ -217,7 +312,10 @@ def not_regex(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
     pattern = _pattern(name, arg)
 
     def judge(subject: Subject) -> Verdict:
-        match = pattern.search(subject.text)
+        try:
+            match = pattern.search(subject.text, timeout=REGEX_TIMEOUT_S)
+        except TimeoutError:
+            return Verdict(name, False, _too_slow(pattern))
         if match is None:
             return Verdict(name, True)
         return Verdict(
@@ -319,13 +417,17 @@ def _dotted(path: Sequence[Any]) -> str:
 def json_schema(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
     if not isinstance(arg, Mapping):
         raise CheckSpecError(f"json_schema takes a JSON Schema mapping, got {_describe(arg)}")
-    schema = json.loads(json.dumps(arg))  # plain dicts, no line-tracking subclasses
-    validator_class = jsonschema.validators.validator_for(schema)
     try:
+        schema = json.loads(json.dumps(arg))  # plain dicts, no line-tracking subclasses
+        validator_class = jsonschema.validators.validator_for(schema)
         validator_class.check_schema(schema)
+        validator = validator_class(schema)
     except jsonschema.SchemaError as exc:
-        raise CheckSpecError(f"json_schema: invalid schema: {exc.message}") from None
-    validator = validator_class(schema)
+        raise CheckSpecError(f"json_schema: invalid schema: {_short(exc.message, 160)}") from None
+    except (TypeError, ValueError, LookupError, RecursionError) as exc:  # dates, odd $schema
+        raise CheckSpecError(
+            f"json_schema: not a usable JSON Schema ({type(exc).__name__}: {_short(str(exc))})"
+        ) from None
 
     def judge(subject: Subject) -> Verdict:
         parsed, failed = _parsed_or_fail(name, subject)
@@ -418,7 +520,10 @@ def citations(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         allowed = {
             str(item.get("id")) if isinstance(item, Mapping) else str(item) for item in supplied
         }
-        cited = [match.group(1) for match in pattern.finditer(subject.text)]
+        try:
+            cited = [m.group(1) for m in pattern.finditer(subject.text, timeout=REGEX_TIMEOUT_S)]
+        except TimeoutError:
+            return Verdict(name, False, _too_slow(pattern))
         unknown = sorted({c for c in cited if c not in allowed})
         if unknown:
             return Verdict(

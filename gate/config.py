@@ -6,20 +6,25 @@ import copy
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
+from gate.cases import MAX_SAMPLES
 from gate.errors import ConfigError, located
 from gate.judge import JudgePin, pin_problems
-from gate.yamlfile import LineDict, YamlSyntaxError, line_of, load_yaml
+from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
 
 DEFAULT_CONFIG = "casegate.yml"
 Mode = Literal["replay", "record", "live"]
 MODES: tuple[str, ...] = ("replay", "record", "live")
+#: The suite name is used in file names and in the pull-request comment's marker.
+SUITE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
 
 class _Strict(BaseModel):
@@ -68,9 +73,9 @@ class GateConfig(_Strict):
 class AdaptiveConfig(_Strict):
     """`samples: auto`: start small, spend more samples only where the verdict is open."""
 
-    start: int = Field(default=4, ge=1)
-    step: int = Field(default=4, ge=1)
-    max: int = Field(default=20, ge=2)
+    start: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    step: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    max: int = Field(default=20, ge=2, le=MAX_SAMPLES)
 
 
 class Price(_Strict):
@@ -81,12 +86,12 @@ class Price(_Strict):
 
 
 class Config(_Strict):
-    suite: str = Field(min_length=1)
+    suite: str
     cases: list[str]
     system: SystemConfig
     samples: int | Literal["auto"] = Field(default=1)
     adaptive: AdaptiveConfig = Field(default_factory=AdaptiveConfig)
-    min_pass_rate: float = Field(default=1.0, ge=0, le=1)
+    min_pass_rate: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     concurrency: int = Field(default=8, ge=1, le=256)
     mode: Mode = "replay"
     recordings: str | None = None
@@ -99,6 +104,37 @@ class Config(_Strict):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("suite", mode="before")
+    @classmethod
+    def _safe_suite(cls, value: Any) -> Any:
+        if isinstance(value, str) and re.fullmatch(SUITE_PATTERN, value):
+            return value
+        raise PydanticCustomError(
+            "suite",
+            "use letters, digits, '.', '_' and '-', at most 100, starting with a letter or a "
+            "digit (the name is used in file names and in the pull-request comment); got {value}",
+            {"value": _brief(value)},
+        )
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _whole_or_auto(cls, value: Any) -> Any:
+        # One message for both forms, instead of one per member of the union.
+        if value == "auto" or (
+            type(value) is int and 1 <= value <= MAX_SAMPLES  # bool and float are refused
+        ):
+            return value
+        raise PydanticCustomError(
+            "samples",
+            "must be a whole number from 1 to {limit}, or `auto`; got {value}",
+            {"limit": MAX_SAMPLES, "value": _brief(value)},
+        )
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 class LoadedConfig:
@@ -116,6 +152,25 @@ class LoadedConfig:
         return (self.root / relative).resolve()
 
     @property
+    def repository(self) -> Path:
+        """The nearest folder at or above the config's that holds `.git`, else the config's."""
+        return next(
+            (folder for folder in (self.root, *self.root.parents) if (folder / ".git").exists()),
+            self.root,
+        )
+
+    def prompt_text(self) -> str | None:
+        """The text of `system.prompt_file`; a ConfigError when it is outside the
+        repository, missing, unreadable, or not UTF-8 text."""
+        name = self.config.system.prompt_file
+        if name is None:
+            return None
+        problem, text = _read_prompt(name, self.root, self.repository)
+        if problem is not None:
+            raise ConfigError(f"{self.path}: system.prompt_file: {problem}")
+        return text
+
+    @property
     def recordings_dir(self) -> Path:
         return self.resolve(self.config.recordings or f"recordings/{self.config.suite}")
 
@@ -127,7 +182,7 @@ class LoadedConfig:
         """The system mapping as the provider sees it: prompt text read, overrides applied."""
         system = self.config.system.model_dump(exclude_none=True)
         if "prompt_file" in system:
-            system["prompt"] = self.resolve(system["prompt_file"]).read_text(encoding="utf-8")
+            system["prompt"] = self.prompt_text()
         return system
 
     def as_dict(self) -> dict[str, Any]:
@@ -149,6 +204,29 @@ class LoadedConfig:
     def config_hash(self) -> str:
         blob = json.dumps(self.as_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _read_prompt(name: str, root: Path, repository: Path) -> tuple[str | None, str | None]:
+    """(problem, text): a prompt file must be a relative path to UTF-8 text in the repository."""
+    if Path(name).is_absolute():
+        return f"{name!r} is an absolute path; give a path relative to the config", None
+    path = (root / name).resolve()  # follows symbolic links, so a link out is caught too
+    if not path.is_relative_to(repository.resolve()):
+        return (
+            f"{name!r} lies outside the repository ({repository}); keep prompts inside it",
+            None,
+        )
+    if not path.is_file():
+        return f"{name!r} does not exist", None
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        return f"{name!r} cannot be read ({exc.strerror or exc})", None
+    except UnicodeDecodeError as exc:
+        return f"{name!r} is not UTF-8 text ({exc.reason} at byte {exc.start})", None
+    if "\x00" in text:
+        return f"{name!r} is a binary file, not a text prompt", None
+    return None, text
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -191,15 +269,15 @@ def _problem_for(path: Path, raw: Any, error: Any) -> str:
             if isinstance(node, LineDict):
                 line = node.line
             break
-    where = ".".join(location)
+    where = dotted(location)
     if error["type"] == "extra_forbidden":
         parent = Config.model_fields if len(location) == 1 else {}
         if location[:1] == ["gate"]:
             parent = GateConfig.model_fields
         hint = difflib.get_close_matches(location[-1], parent, n=1)
-        message = f"unknown key {where!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+        message = f"unknown key '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
     elif error["type"] == "missing":
-        message = f"missing required key {where!r}"
+        message = f"missing required key '{where}'"
     else:
         message = f"{where}: {error['msg']}"
     return located(path, line, message)
@@ -212,9 +290,15 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
             f"{path}: no such config file (pass -c PATH, or run `casegate init` to write one)"
         )
     try:
-        raw = load_yaml(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_bytes().decode("utf-8"))
     except YamlSyntaxError as exc:
         raise ConfigError(located(path, exc.line, exc.message)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     if not isinstance(raw, dict):
         raise ConfigError(located(path, 1, "the config must be a mapping of keys"))
     data = apply_overrides(raw, overrides) if overrides else raw
@@ -235,23 +319,23 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
     problems = []
     if system.prompt is not None and system.prompt_file is not None:
         problems.append(located(path, line, "system: give prompt or prompt_file, not both"))
-    if system.prompt_file is not None and not loaded.resolve(system.prompt_file).is_file():
-        problems.append(
-            located(
-                path,
-                line_of(raw.get("system"), "prompt_file") or line,
-                f"system.prompt_file: {system.prompt_file!r} does not exist",
-            )
-        )
-    problems.extend(located(path, line, p) for p in systems.config_problems(system))
+    if system.prompt_file is not None:
+        problem, _ = _read_prompt(system.prompt_file, loaded.root, loaded.repository)
+        if problem is not None:
+            where = line_of(raw.get("system"), "prompt_file") or line
+            problems.append(located(path, where, f"system.prompt_file: {problem}"))
+    # Providers name the keys they refuse as written, and a key may hold a line break.
+    problems.extend(located(path, line, printable(p)) for p in systems.config_problems(system))
     pin = loaded.config.judge
     if pin is not None:
         judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
-        problems.extend(located(path, judge_line, p) for p in pin_problems(pin))
+        problems.extend(located(path, judge_line, printable(p)) for p in pin_problems(pin))
         if (pin.provider, pin.model) == (system.provider, system.model):
             loaded.warnings.append(
-                f"{path}: the judge is the system under test ({pin.provider} {pin.model}); "
-                "a model grading itself tends to agree with itself — pin a different model"
+                printable(
+                    f"{path}: the judge is the system under test ({pin.provider} {pin.model}); "
+                    "a model grading itself tends to agree with itself — pin a different model"
+                )
             )
     if problems:
         raise ConfigError(problems)

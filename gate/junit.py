@@ -5,10 +5,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from gate.files import write_text
 from gate.results import RunResults
 
 
-def write_junit(results: RunResults, path: Path, regressions: frozenset[str] = frozenset()) -> None:
+def junit_xml(results: RunResults, regressions: frozenset[str] = frozenset()) -> str:
     """Failed cases become <failure>, errored ones <error>; regressions say so."""
     suite = ET.Element(
         "testsuite",
@@ -31,7 +32,10 @@ def write_junit(results: RunResults, path: Path, regressions: frozenset[str] = f
             ET.SubElement(element, "error", message=prefix + case.reason)
     root = ET.Element("testsuites")
     root.append(suite)
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_junit(results: RunResults, path: Path, regressions: frozenset[str] = frozenset()) -> None:
+    """Write the XML atomically, secrets masked; an OutputError when the path is unwritable."""
+    write_text(path, junit_xml(results, regressions))

@@ -3,32 +3,47 @@
 One JSON file per case, holding every recorded response for it keyed by a
 fingerprint of (resolved system config, case input, sample index). Files are
 indented with sorted keys so a pull request shows a readable diff.
+
+Several recorders may share a folder (two `casegate record` runs, a run and
+its judge): each write re-reads the case's file and merges into it while
+holding a lock on `.casegate/lock` inside the folder, so none loses another's
+responses. Temporaries live in that `.casegate/` folder too, which ignores
+itself for git: a recorder killed mid-write leaves nothing `git add` picks up,
+and the next one to write removes what it left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
-import os
-import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from gate.errors import ResultsError
+from gate.files import TEMPORARY_SUFFIX, cannot_write, parse_json, write_text
 from gate.outputs import Output
+from gate.yamlfile import dotted
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one recorder per folder at a time
+    fcntl = None  # type: ignore[assignment]
 
 SCHEMA = "casegate.recording/1"
+#: The recorders' own folder inside a recordings folder: the lock and temporaries.
+WORK_FOLDER = ".casegate"
 
 #: Keys that change how a request travels, not what is asked: they never
 #: invalidate a recording. `name` is a label; `prompt_file` is covered by the
 #: prompt text it resolves to.
 TRANSPORT_KEYS = frozenset(
-    {"name", "prompt_file", "base_url", "api_key_env", "timeout_s", "max_retries"}
+    {"name", "prompt_file", "base_url", "api_key_env", "timeout_s", "max_retries", "max_wait_s"}
 )
 
 
@@ -57,29 +72,32 @@ class RecordingStore:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._lock = threading.Lock()
-        self._cache: dict[str, dict[str, Any]] = {}
+        self._swept = False
 
     def path_for(self, case_id: str) -> Path:
         return self.folder / _safe_name(case_id)
 
-    def _load(self, case_id: str, *, keep: bool = True) -> dict[str, Any]:
-        cached = self._cache.get(case_id)
-        if cached is not None:
-            return cached
+    def _load(self, case_id: str) -> dict[str, Any]:
+        """The case's recording as it is on disk now (an empty one when there is none)."""
         path = self.path_for(case_id)
-        document: dict[str, Any]
         try:
-            document = json.loads(path.read_bytes())
+            document = parse_json(path.read_bytes())
         except FileNotFoundError:
-            document = {"schema": SCHEMA, "case": case_id, "responses": {}}
-        except ValueError as exc:
+            return {"schema": SCHEMA, "case": case_id, "responses": {}}
+        except OSError as exc:
+            raise ResultsError(
+                f"{path}: cannot read this recording ({exc.strerror or exc})"
+            ) from None
+        except ValueError as exc:  # truncated, not UTF-8, too deep, a number too long
             raise ResultsError(
                 f"{path}: not a valid recording ({exc}); delete it and re-record"
             ) from None
-        if document.get("schema") != SCHEMA or not isinstance(document.get("responses"), dict):
+        if (
+            not isinstance(document, dict)
+            or document.get("schema") != SCHEMA
+            or not isinstance(document.get("responses"), dict)
+        ):
             raise ResultsError(f"{path}: not a {SCHEMA} file; delete it and re-record")
-        if keep:
-            self._cache[case_id] = document
         return document
 
     def get(self, case_id: str, key: str) -> Output | None:
@@ -87,18 +105,24 @@ class RecordingStore:
 
     def get_many(self, case_id: str, keys: list[str]) -> list[Output | None]:
         """Outputs for several keys of one case; the file is read once and not kept."""
-        responses = self._load(case_id, keep=False)["responses"]
+        responses = self._load(case_id)["responses"]
         outputs: list[Output | None] = []
         for key in keys:
             entry = responses.get(key)
             try:
                 outputs.append(None if entry is None else Output.model_validate(entry["output"]))
-            except (KeyError, TypeError, ValidationError) as exc:
-                path = self.path_for(case_id)
-                raise ResultsError(
-                    f"{path}: recording {key} is malformed ({exc}); re-record it"
-                ) from None
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                where = dotted(["output", *error["loc"]])
+                raise self._malformed(case_id, key, f"at {where}: {error['msg']}") from None
+            except (KeyError, TypeError) as exc:
+                raise self._malformed(case_id, key, f"{type(exc).__name__}: {exc}") from None
         return outputs
+
+    def _malformed(self, case_id: str, key: str, problem: str) -> ResultsError:
+        return ResultsError(
+            f"{self.path_for(case_id)}: recording {key} is malformed ({problem}); re-record it"
+        )
 
     def put(
         self,
@@ -120,20 +144,34 @@ class RecordingStore:
             "sample": sample,
             "output": output.model_dump(mode="json", exclude_defaults=True),
         }
-        with self._lock:
+        with self._exclusive() as work:
+            # Read under the lock, not from memory: another recorder may have written
+            # this case's file since, and its responses must survive this write.
             document = self._load(case_id)
             document["responses"][key] = entry
-            self.folder.mkdir(parents=True, exist_ok=True)
-            _write_atomic(self.path_for(case_id), document)
+            text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            write_text(self.path_for(case_id), text, scratch=work)
 
-
-def _write_atomic(path: Path, document: Mapping[str, Any]) -> None:
-    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[Path]:
+        """Hold this folder's lock (threads and processes alike); yields the work folder."""
+        work = self.folder / WORK_FOLDER
+        with self._lock:
+            try:
+                work.mkdir(parents=True, exist_ok=True)
+                ignore = work / ".gitignore"
+                if not ignore.is_file():  # "*": git ignores every file here, this one too
+                    ignore.write_text("*\n", encoding="utf-8")
+                handle = (work / "lock").open("a")
+            except OSError as exc:
+                raise cannot_write(work, exc) from None
+            with handle:
+                if fcntl is not None:
+                    fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes
+                if not self._swept:
+                    # Under the lock no other writer has a temporary open: any left
+                    # here belongs to a recorder that was killed mid-write.
+                    for stale in work.glob(f"*{TEMPORARY_SUFFIX}"):
+                        stale.unlink(missing_ok=True)
+                    self._swept = True
+                yield work

@@ -5,18 +5,23 @@ The field order of these models is the order of the JSON file.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
 from gate.errors import ResultsError
+from gate.files import OutputError, Writer, atomic_writer, parse_json
+from gate.yamlfile import dotted
 
 SCHEMA = "casegate.results/1"
+#: How every results file begins (whitespace aside): what `write_results` may replace.
+SIGNATURE = '{"schema":"casegate.results/'
+#: Keys of the recorded `config` that comparisons read as mappings (None is allowed).
+MAPPING_KEYS = ("system", "gate", "judge")
 EPSILON = 1e-9
 Status = Literal["pass", "fail", "error"]
 
@@ -115,7 +120,7 @@ class RunResults:
     def to_dict(self) -> dict[str, Any]:
         return _RESULTS.dump_python(self, mode="json")  # type: ignore[no-any-return]
 
-    def write(self, stream: TextIO) -> None:
+    def write(self, stream: Writer) -> None:
         """Write as JSON one case at a time, so a large run never becomes one string."""
         cases, self.cases = self.cases, []
         try:
@@ -174,27 +179,56 @@ def summarise(cases: Sequence[CaseResult]) -> Summary:
 
 
 def write_results(results: RunResults, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as stream:
+    """Write atomically, secrets masked; never over a file that is not a results file."""
+    ensure_replaceable(path)
+    with atomic_writer(path) as stream:
         results.write(stream)
+
+
+def ensure_replaceable(path: Path) -> None:
+    """An OutputError when `path` holds something other than casegate results (or nothing)."""
+    try:
+        if path.is_dir():
+            raise OutputError(f"{path}: is a folder, not a results file; pass a file path")
+        if not path.is_file():  # nothing there, or a device such as /dev/null
+            return
+        with path.open("rb") as stream:
+            head = stream.read(256)  # a results file may be 100 MB: its start says enough
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot check what it holds ({exc.strerror or exc})") from None
+    if head and not b"".join(head.split()).startswith(SIGNATURE.encode()):
+        raise OutputError(
+            f"{path}: exists and is not a casegate results file; casegate will not replace "
+            "it: pick another path (--out PATH)"
+        )
 
 
 def read_results(path: Path) -> RunResults:
     """Load a results or baseline file; raises ResultsError with the cause and fix."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_bytes())
     except FileNotFoundError:
         raise ResultsError(
             f"{path}: no such results file (write one with `casegate run --out {path}`)"
         ) from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:  # not JSON, not UTF-8, too deep, a number too long
         raise ResultsError(f"{path}: not a readable results file: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise ResultsError(f"{path}: expected schema {SCHEMA!r}, found {found!r}")
     try:
-        return _RESULTS.validate_python(data)
+        results = _RESULTS.validate_python(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
+        where = dotted(error["loc"])
         raise ResultsError(f"{path}: invalid results file at {where}: {error['msg']}") from None
+    for key in MAPPING_KEYS:
+        value = results.config.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise ResultsError(
+                f"{path}: invalid results file at config.{key}: expected a mapping, "
+                f"found {type(value).__name__}"
+            )
+    return results

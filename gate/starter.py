@@ -7,10 +7,12 @@ the same files with `./`, and a test keeps them identical).
 
 from __future__ import annotations
 
+import contextlib
 from importlib import resources
 from pathlib import Path
 
 from gate.errors import ConfigError
+from gate.files import OutputError, cannot_write, write_text
 
 DEFAULT_ACTION = "casegate/casegate@v1"
 
@@ -35,18 +37,29 @@ def starter_files(action: str = DEFAULT_ACTION) -> dict[str, str]:
 
 
 def write_starter(target: Path, action: str = DEFAULT_ACTION) -> list[Path]:
-    """Write every starter file, or none: an existing file is never overwritten."""
+    """Write every starter file, or none: an existing file is never overwritten, and when
+    one cannot be written (an OutputError naming it) the files and folders made are removed."""
     files = starter_files(action)
-    existing = [target / name for name in files if (target / name).exists()]
+    try:
+        existing = [target / name for name in files if (target / name).exists()]
+        new_folders = {f for name in files for f in (target / name).parents if not f.exists()}
+    except OSError as exc:  # a folder on the way that cannot be read
+        raise cannot_write(target, exc) from None
     if existing:
         raise ConfigError(
             [f"{path}: already exists; casegate init writes nothing over it" for path in existing]
             + ["move those files aside (or write the rest by hand from `gate/scaffold/`)"]
         )
-    written = []
-    for name, content in files.items():
-        path = target / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-        written.append(path)
+    written: list[Path] = []
+    try:
+        for name, content in files.items():
+            write_text(target / name, content)
+            written.append(target / name)
+    except OutputError:
+        for path in written:
+            path.unlink(missing_ok=True)
+        for folder in sorted(new_folders, key=lambda f: len(f.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return written

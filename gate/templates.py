@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import jinja2.sandbox
 
 from gate.errors import ConfigError, SystemCallError
 
@@ -14,10 +15,12 @@ if TYPE_CHECKING:
     from gate.cases import Case
     from gate.config import LoadedConfig
 
+# The template comes from the config, which a pull request can edit: sandboxed, so it
+# can reach neither Python's internals (`''.__class__…`) nor a billion-item range.
 # The rendered text is a chat message, not HTML: escaping would corrupt it.
-_ENVIRONMENT = jinja2.Environment(
+_ENVIRONMENT = jinja2.sandbox.SandboxedEnvironment(
     undefined=jinja2.StrictUndefined,
-    autoescape=False,  # noqa: S701
+    autoescape=False,
     keep_trailing_newline=True,
 )
 
@@ -30,6 +33,8 @@ def compile_template(source: str) -> jinja2.Template:
         raise ConfigError(
             f"system.message: template syntax error on line {exc.lineno}: {exc.message}"
         ) from None
+    except RecursionError:  # the parser recurses into nested expressions
+        raise ConfigError("system.message: the template nests its expressions too deeply") from None
 
 
 def render(source: str, case_id: str, case_input: Mapping[str, Any]) -> str:
@@ -40,6 +45,9 @@ def render(source: str, case_id: str, case_input: Mapping[str, Any]) -> str:
         raise SystemCallError(
             f"case {case_id!r}: system.message uses a variable the input lacks ({exc.message})"
         ) from None
+    except Exception as exc:  # the template is the user's code: `{{ question + 1 }}` on text
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        raise SystemCallError(f"case {case_id!r}: system.message failed ({detail})") from None
 
 
 def check_templates(loaded: LoadedConfig, cases: Sequence[Case]) -> None:

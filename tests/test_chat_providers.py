@@ -269,3 +269,33 @@ def test_anthropic_takes_a_conversations_system_turns_after_the_prompt(
     body = llm_server.received[-1].body
     assert body["system"] == "You are terse.\n\nThe customer is a VIP."
     assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_server_that_keeps_asking_for_an_hour_does_not_stall_the_run(
+    llm_server: FakeLLMServer, provider: str
+) -> None:
+    llm_server.fail("busy", *[Fault(429, headers={"retry-after": "3600"})] * 5)
+    system = build(chat_system(provider, llm_server, max_retries=4))  # max_wait_s: 300 s
+    with pytest.raises(SystemCallError) as caught:
+        system.complete("c", {"question": "busy"})
+    assert "HTTP 429" in str(caught.value)
+    assert "the server asked for a 3600 s pause, past this run's retry deadline" in str(
+        caught.value
+    )
+    assert "system.max_wait_s" in str(caught.value)
+    assert len(llm_server.received) == 1  # no retry was started, so none waited
+
+
+@pytest.mark.parametrize("value", [-1, "soon", True, float("nan"), 100_000])
+def test_max_wait_s_must_be_a_sane_number_of_seconds(value: object) -> None:
+    system = SystemConfig.model_validate(
+        {"name": "s", "provider": "openai", "model": "m", "max_wait_s": value}
+    )
+    assert "system.max_wait_s must be a number of seconds from 0 to 86400" in config_problems(
+        system
+    )
+    fine = SystemConfig.model_validate(
+        {"name": "s", "provider": "anthropic", "model": "m", "max_wait_s": 30}
+    )
+    assert config_problems(fine) == []

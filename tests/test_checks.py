@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate import checks, usercode
+from gate.cases import load_cases
+from gate.errors import CaseFileError
 from gate.outputs import ToolCall
 
 REPO = Path(__file__).resolve().parents[1]
@@ -240,11 +243,77 @@ class TestSpecErrors:
             ({"json_schema": {"type": "nope"}}, "invalid schema"),
             ({"normalize": ["lower"]}, "names no check"),
             ({"json": "yes"}, "json takes `true`"),
+            ({"json_schema": {"$schema": ["x"]}}, "not a usable JSON Schema"),
+            ({"json_schema": {"const": dt.date(2026, 1, 1)}}, "not a usable JSON Schema"),
         ],
     )
     def test_refused(self, expect: dict[str, Any], message: str) -> None:
         with pytest.raises(checks.CheckSpecError, match=message):
             checks.build(expect)
+
+
+class TestPatterns:
+    @pytest.mark.parametrize("check", ["regex", "not_regex", "citations"])
+    @pytest.mark.parametrize(
+        "pattern", ["a{99999999999}", "x{4294967294}", "(?:a{1000}){1000}", "((a{50}){50}){50}"]
+    )
+    def test_repeats_that_would_exhaust_memory_are_refused_at_load(
+        self, check: str, pattern: str
+    ) -> None:
+        arg: Any = {"pattern": f"({pattern})", "source": "d"} if check == "citations" else pattern
+        with pytest.raises(checks.CheckSpecError, match=r"repeats too much \(its counted repeats"):
+            checks.build({check: arg})
+
+    def test_the_refusal_is_a_file_line_problem(self, tmp_path: Path) -> None:
+        path = tmp_path / "r.yaml"
+        path.write_text(
+            "- id: a\n  input: {}\n  expect:\n    json: true\n    regex: 'a{99999999999}'\n"
+        )
+        with pytest.raises(CaseFileError) as caught:
+            load_cases([path], display_root=tmp_path)
+        assert caught.value.problems == [
+            "r.yaml:5: case 'a': regex: the regular expression \"a{99999999999}\" repeats too much "
+            "(its counted repeats would build more than 20,000 elements); use a smaller {count}, or + or *"
+        ]
+
+    @pytest.mark.parametrize(
+        "pattern",
+        [r"\d{3}-\d{4}", r"[{}]{2,5}", r"\p{L}{3}", "a{1,100000}", "(ab|cd){1000}", "a{,9}"],
+    )
+    def test_ordinary_counts_compile(self, pattern: str) -> None:
+        assert checks.pattern_size(pattern) <= checks.MAX_PATTERN_SIZE
+        checks.build({"regex": pattern})
+
+    def test_groups_nested_too_deeply_are_refused(self) -> None:
+        with pytest.raises(checks.CheckSpecError, match="its groups nest too deeply"):
+            checks.build({"regex": "(" * 5000 + ")" * 5000})
+
+    @pytest.mark.parametrize(
+        ("expect", "case_input"),
+        [
+            ({"regex": "(a+)+$"}, {}),
+            ({"not_regex": "(a|aa)+$"}, {}),
+            ({"citations": {"pattern": "(a+)+$", "source": "docs"}}, {"docs": ["a"]}),
+        ],
+    )
+    def test_catastrophic_backtracking_fails_the_check_instead_of_hanging(
+        self, monkeypatch: pytest.MonkeyPatch, expect: dict[str, Any], case_input: dict[str, Any]
+    ) -> None:
+        monkeypatch.setattr(checks, "REGEX_TIMEOUT_S", 0.1)
+        verdict = only(expect, "a" * 50_000 + "b", case_input=case_input)
+        pattern = "(a|aa)+$" if "not_regex" in expect else "(a+)+$"
+        assert not verdict.ok
+        assert verdict.reason == (
+            f"/{pattern}/ took longer than 0.1 s on this output (catastrophic backtracking?); "
+            "simplify the pattern"
+        )
+
+    def test_re_syntax_and_semantics_still_hold(self) -> None:
+        assert only({"regex": r"(?i)^refund\b"}, "Refund within 30 days").ok
+        assert only({"regex": r"(?P<n>\d+) days"}, "30 days").ok
+        assert not only({"regex": r"\Aabc\Z"}, "abc\n").ok  # \Z is the very end, as in re
+        verdict = only({"not_regex": r"arrive (by|on) \w+"}, "It will arrive on Friday.")
+        assert verdict.reason == 'matches forbidden /arrive (by|on) \\w+/: "arrive on Friday"'
 
 
 # Every check with a valid argument, to be fed arbitrary output.

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gate.cli import main
 from gate.config import apply_overrides, load_config, parse_override
 from gate.errors import ConfigError
 from tests.conftest import Project
@@ -118,3 +119,179 @@ def test_cost_from_pricing(project: Project) -> None:
     assert loaded.cost_of("m", 1_000_000, 100_000) == pytest.approx(3.0)
     assert loaded.cost_of("unpriced", 10, 10) is None
     assert loaded.cost_of("m", None, None) is None
+
+
+def line_of(path: Path, key: str) -> int:
+    lines = path.read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if line.startswith(f"{key}:"))
+
+
+def prompt_system(module: str, prompt_file: str) -> dict[str, str]:
+    return {"name": "x", "provider": "python", "target": f"{module}:f", "prompt_file": prompt_file}
+
+
+def test_a_config_that_is_not_utf8_is_one_clear_error(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.config_path.write_bytes(b"suite: caf\xe9\n")
+    (problem,) = problems(project.config_path)
+    assert problem == (
+        f"{project.config_path}: not UTF-8 text (invalid continuation byte at byte 10); "
+        "save it as UTF-8"
+    )
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == "casegate: casegate.yml: not UTF-8 text (invalid continuation byte at byte 10); save it as UTF-8\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfeB\x00e\x00", "is not UTF-8 text (invalid start byte at byte 0)"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "is not UTF-8 text (invalid start byte at byte 0)"),
+        (b"B\x00e\x00 \x00b\x00r\x00i\x00e\x00f\x00", "is a binary file, not a text prompt"),
+    ],
+)
+def test_a_prompt_file_must_be_text(project: Project, content: bytes, message: str) -> None:
+    (project.root / "prompts").mkdir()
+    (project.root / "prompts" / "p.md").write_bytes(content)
+    project.write_config(system=prompt_system(project.module, "prompts/p.md"))
+    (problem,) = problems(project.config_path)
+    assert problem.startswith(f"{project.config_path}:")
+    assert problem.endswith(f"system.prompt_file: 'prompts/p.md' {message}")
+
+
+def test_a_prompt_file_must_lie_inside_the_repository(project: Project, tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("secret stuff")
+    (project.root / "prompts").mkdir()
+    (project.root / "prompts" / "link.md").symlink_to(outside)
+    cases = {
+        str(outside): f"'{outside}' is an absolute path; give a path relative to the config",
+        f"../{outside.name}": f"'../{outside.name}' lies outside the repository ({project.root})",
+        "prompts/link.md": f"'prompts/link.md' lies outside the repository ({project.root})",
+    }
+    for name, message in cases.items():
+        project.write_config(system=prompt_system(project.module, name))
+        (problem,) = problems(project.config_path)
+        assert f"system.prompt_file: {message}" in problem, name
+
+
+def test_the_repository_is_the_nearest_folder_holding_git(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "prompts").mkdir()
+    (repository / "prompts" / "shared.md").write_text("Be brief.")
+    project = Project(repository / "suites" / "support")
+    project.root.mkdir(parents=True)
+    project.write_config(system=prompt_system(project.module, "../../prompts/shared.md"))
+    loaded = load_config(project.config_path)
+    assert loaded.repository == repository.resolve()
+    assert loaded.resolved_system()["prompt"] == "Be brief."
+    project.write_config(system=prompt_system(project.module, "../../../elsewhere.md"))
+    assert "lies outside the repository" in problems(project.config_path)[0]
+
+
+@pytest.mark.parametrize(
+    "suite",
+    [
+        "a/b",
+        "..",
+        "../x",
+        "has space",
+        "-dash",
+        ".hidden",
+        "support\n",
+        "x" * 101,
+        "",
+        "a-->b",
+        "ünï",
+    ],
+)
+def test_unsafe_suite_names_are_refused(project: Project, suite: str) -> None:
+    project.write_config(suite=suite)
+    (problem,) = problems(project.config_path)
+    assert problem.startswith(
+        f"{project.config_path}:1: suite: use letters, digits, '.', '_' and '-', at most 100, "
+        "starting with a letter or a digit (the name is used in file names and in the "
+        "pull-request comment); got "
+    )
+
+
+@pytest.mark.parametrize("suite", ["support", "v1.2_beta-3", "X" * 100])
+def test_safe_suite_names_load(project: Project, suite: str) -> None:
+    project.write_config(suite=suite)
+    assert load_config(project.config_path).config.suite == suite
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(0, "0"), (-1, "-1"), (1.5, "1.5"), (True, "True"), ("many", "'many'")]
+)
+def test_samples_is_a_whole_number_or_auto(project: Project, value: object, shown: str) -> None:
+    path = project.write_config(samples=value)
+    assert problems(path) == [
+        f"{path}:{line_of(path, 'samples')}: samples: must be a whole number from 1 to 1000, "
+        f"or `auto`; got {shown}"
+    ]
+    project.write_config(samples="auto")
+    assert load_config(project.config_path).config.samples == "auto"
+    assert load_config(project.config_path, ["samples=3"]).config.samples == 3
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1, float("nan"), float("inf")])
+def test_min_pass_rate_stays_between_0_and_1(project: Project, value: float) -> None:
+    path = project.write_config(min_pass_rate=value)
+    (problem,) = problems(path)
+    assert problem.startswith(f"{path}:{line_of(path, 'min_pass_rate')}: min_pass_rate: Input")
+
+
+def test_deep_nesting_and_alias_bombs_in_the_config_are_refused(project: Project) -> None:
+    text = project.config_path.read_text()
+    project.config_path.write_text(text + "pricing: " + "[" * 5000 + "]" * 5000 + "\n")
+    (problem,) = problems(project.config_path)
+    assert problem.startswith(f"{project.config_path}:") and "nesting depth" in problem
+    project.config_path.write_text(text + "pricing: " + "[" * 120 + "]" * 120 + "\n")
+    assert problems(project.config_path) == [
+        f"{project.config_path}:{len(text.splitlines()) + 1}: nested more than 100 levels deep"
+    ]
+    bomb = ["x0: &x0 [a, a, a, a, a, a, a, a, a, a]"]
+    bomb += [f"x{n}: &x{n} [{', '.join([f'*x{n - 1}'] * 10)}]" for n in range(1, 9)]
+    project.config_path.write_text(text + "\n".join(bomb) + "\n")
+    (problem,) = problems(project.config_path)
+    assert "aliases expand this document by more than 1,000,000 nodes" in problem
+
+
+@pytest.mark.parametrize(
+    ("message", "problem"),
+    [
+        ("{{ question + 1 }}", "cases/c.yaml:1: case 'a': system.message failed (TypeError: "),
+        ("{{ question | int(1, 2, 3, 4) }}", "cases/c.yaml:1: case 'a': system.message failed"),
+        ("{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", "system.message: the template nests"),
+        # A pull request can edit the template: it is sandboxed.
+        (
+            "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+            "cases/c.yaml:1: case 'a': system.message failed (SecurityError: access to attribute",
+        ),
+        ("{{ range(10**9) | list | length }}", "cases/c.yaml:1: case 'a': system.message failed"),
+    ],
+)
+def test_a_message_template_that_fails_is_one_line_not_a_traceback(
+    project: Project, capsys: pytest.CaptureFixture[str], message: str, problem: str
+) -> None:
+    project.write_config(
+        system={
+            "name": "x",
+            "provider": "python",
+            "target": f"{project.module}:answer",
+            "message": message,
+        }
+    )
+    project.write_cases(
+        [{"id": "a", "input": {"question": "hi"}, "expect": {"contains": "x"}}], "c.yaml"
+    )
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"casegate: {problem}") and err.count("\n") == 1

@@ -20,7 +20,7 @@ import jsonschema
 from gate import secrets
 from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
-from gate.retry import RetryPolicy, Transient, retry_after_seconds
+from gate.retry import DEFAULT_MAX_WAIT_S, RetryPolicy, Transient, retry_after_seconds
 from gate.systems import Provider
 from gate.templates import render
 
@@ -124,7 +124,9 @@ class ChatProvider(Provider):
     """A hosted chat API reached through its official SDK (imported lazily)."""
 
     requires: ClassVar[tuple[str, ...]] = ("model",)
-    keys: ClassVar[frozenset[str]] = frozenset({"api_key_env", "base_url", "max_retries", "tools"})
+    keys: ClassVar[frozenset[str]] = frozenset(
+        {"api_key_env", "base_url", "max_retries", "max_wait_s", "tools"}
+    )
     #: the SDK module, its client class and the variable holding the key by default
     sdk: ClassVar[str]
     client_class: ClassVar[str]
@@ -152,6 +154,9 @@ class ChatProvider(Provider):
         retries = extra.get("max_retries", DEFAULT_MAX_RETRIES)
         if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 20:
             found.append("system.max_retries must be a whole number from 0 to 20")
+        wait = extra.get("max_wait_s", DEFAULT_MAX_WAIT_S)
+        if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 86400:
+            found.append("system.max_wait_s must be a number of seconds from 0 to 86400")
         return found
 
     @classmethod
@@ -172,7 +177,10 @@ class ChatProvider(Provider):
         self.timeout_s = float(system.get("timeout_s", 60))
         self.base_url = system.get("base_url")
         self.tools = list(system.get("tools") or [])
-        self.retry = RetryPolicy(int(system.get("max_retries", DEFAULT_MAX_RETRIES)))
+        self.retry = RetryPolicy(
+            int(system.get("max_retries", DEFAULT_MAX_RETRIES)),
+            max_wait_s=float(system.get("max_wait_s", DEFAULT_MAX_WAIT_S)),
+        )
         self.module = self._import_sdk()
         # The SDK's own retries are off: RetryPolicy is the one place that retries.
         self.client = self.make_client()

@@ -1,0 +1,137 @@
+"""Reading and writing casegate's files: whole or not at all, secrets masked, clear errors.
+
+A write goes to a temporary file and replaces the target in one step, so a crash or
+a full disk never leaves half a file where a whole one was; the temporary is removed
+on any failure. Every piece of text is passed through `gate.secrets.redact` first.
+A read of JSON turns what Python cannot hold (nesting past MAX_DEPTH, an integer past
+Python's digit limit) into a ValueError that says so, never a RecursionError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from gate.errors import CasegateError
+from gate.secrets import redact
+
+#: How deeply a document casegate reads may nest lists and mappings; far beyond any
+#: real case, config, result or recording, and well inside Python's recursion limit.
+MAX_DEPTH = 100
+#: The suffix of every temporary file a write leaves behind only if it is killed.
+TEMPORARY_SUFFIX = ".casegate-tmp"
+
+
+class OutputError(CasegateError):
+    """An artefact could not be written: no permission, a folder in the way, a full disk."""
+
+
+class Writer(Protocol):
+    def write(self, text: str, /) -> object: ...
+
+
+class _Redacting:
+    """A text stream that masks known secrets in every piece written."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str, /) -> int:
+        return int(self._stream.write(redact(text)))
+
+
+def cannot_write(path: Path, exc: OSError) -> OutputError:
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        blocker = next((folder for folder in path.parents if folder.is_file()), None)
+        reason = f"{blocker} is a file, not a folder" if blocker else reason
+    return OutputError(f"{path}: cannot write it ({reason}); choose a path you can write to")
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path, *, scratch: Path | None = None) -> Iterator[Writer]:
+    """A stream whose text replaces `path` when the block ends without an error.
+
+    The temporary lives in `scratch` (default: the target's folder), which must be on
+    the same file system. Raises OutputError naming the file on any OSError.
+    """
+    try:
+        if path.is_symlink():
+            path = path.resolve()  # write the file the link names, as opening it would
+        device = path.exists() and not path.is_file() and not path.is_dir()
+    except OSError as exc:  # a folder on the way that cannot be searched
+        raise cannot_write(path, exc) from None
+    if device:
+        # /dev/null, /dev/stdout, a pipe: nothing to replace, and nothing a partial write loses.
+        try:
+            with path.open("w", encoding="utf-8", errors="backslashreplace") as stream:
+                yield _Redacting(stream)
+        except OSError as exc:
+            raise cannot_write(path, exc) from None
+        return
+    folder = scratch or path.parent
+    temporary: Path | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary, handle = _create_temporary(folder, path.name)
+        # A lone surrogate (a JSON "\ud800" escape) is written as that same escape.
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
+            yield _Redacting(stream)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    finally:
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+
+
+def _create_temporary(folder: Path, name: str) -> tuple[Path, int]:
+    # os.open with 0o666 lets the umask decide the mode, as for any file the user writes
+    # (tempfile.mkstemp would leave every artefact readable by its owner only).
+    while True:
+        candidate = folder / f".{name}.{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
+        try:
+            return candidate, os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # pragma: no cover - 32 random bits collided
+            continue
+
+
+def write_text(path: Path, text: str, *, scratch: Path | None = None) -> None:
+    """Write `text` (secrets masked) to `path` atomically, creating its folder."""
+    with atomic_writer(path, scratch=scratch) as stream:
+        stream.write(text)
+
+
+def parse_json(text: str | bytes) -> Any:
+    """json.loads, with nesting deeper than MAX_DEPTH and oversized integers as ValueError."""
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            limit = sys.get_int_max_str_digits()
+            raise ValueError(f"a number has more than {limit} digits") from None
+        raise
+    if too_deep(document):
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    return document
+
+
+def too_deep(document: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether lists and mappings nest more than `limit` levels (checked without recursion)."""
+    stack = [(document, 1)] if isinstance(document, dict | list) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
