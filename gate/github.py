@@ -2,10 +2,16 @@
 
 One comment per suite: found by a hidden marker, updated in place, created only
 when absent. The API host comes from GITHUB_API_URL, so GitHub Enterprise works.
+
+Anyone can write the marker into a comment of their own, so a comment is
+casegate's only if it starts with the marker *and* its author (`user.login`)
+is the identity casegate posts as: `github-actions[bot]` for the workflow's
+GITHUB_TOKEN. A person's comment that quotes the marker is never edited.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,10 +26,27 @@ API_VERSION = "2022-11-28"
 TIMEOUT_S = 20
 #: the most comments read while looking for ours (100 per page)
 MAX_PAGES = 30
+#: who a comment written with the workflow's GITHUB_TOKEN is from
+DEFAULT_AUTHOR = "github-actions[bot]"
+
+_UNSAFE_IN_MARKER = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def marker_for(suite: str) -> str:
-    return f"<!-- casegate:sticky-comment suite={suite} -->"
+    """The hidden first line of a suite's comment, from `[A-Za-z0-9._-]` only.
+
+    The config already refuses other suite names; stripping here too keeps a
+    name from ever closing the HTML comment (`-->`) or faking another marker.
+    """
+    return f"<!-- casegate:sticky-comment suite={_UNSAFE_IN_MARKER.sub('', suite)} -->"
+
+
+def _is_ours(comment: dict[str, Any], marker: str, author: str = DEFAULT_AUTHOR) -> bool:
+    """Whether `comment` is the one casegate keeps: it starts with `marker`, by `author`."""
+    login = (comment.get("user") or {}).get("login") or ""
+    body = comment.get("body") or ""
+    # Logins compare without case, as GitHub's do; an unknown author (a deleted user) is nobody.
+    return body.startswith(marker) and bool(login) and login.casefold() == author.casefold()
 
 
 class CommentError(Exception):
@@ -110,7 +133,10 @@ class GitHub:
             raise CommentError(f"{doing}: {_describe(response)}{hint}")
         return response.json()
 
-    def find_comment(self, repository: str, number: int, marker: str) -> dict[str, Any] | None:
+    def find_comment(
+        self, repository: str, number: int, marker: str, *, author: str = DEFAULT_AUTHOR
+    ) -> dict[str, Any] | None:
+        """The first comment that starts with `marker` and was written by `author`."""
         url: str | None = f"{self.api_url}/repos/{repository}/issues/{number}/comments"
         params: dict[str, Any] | None = {"per_page": 100}
         for _ in range(MAX_PAGES):
@@ -119,15 +145,30 @@ class GitHub:
             response = self._request("GET", url, params=params)
             comments = self._check(response, "listing the pull request's comments")
             for comment in comments:
-                if marker in (comment.get("body") or ""):
+                if _is_ours(comment, marker, author):
                     return dict(comment)
             url = response.links.get("next", {}).get("url")
             params = None  # the next link carries its own query
         return None
 
-    def upsert_comment(self, repository: str, number: int, marker: str, body: str) -> Posted:
-        """Update the comment holding `marker`, or create it when there is none."""
-        existing = self.find_comment(repository, number, marker)
+    def upsert_comment(
+        self,
+        repository: str,
+        number: int,
+        marker: str,
+        body: str,
+        *,
+        author: str = DEFAULT_AUTHOR,
+    ) -> Posted:
+        """Update casegate's comment (see `find_comment`), or create it when there is none.
+
+        `author` is the login the token posts as; give it when the token is not
+        the workflow's GITHUB_TOKEN (a personal access token, a GitHub App's).
+        The body is stored with `marker` as its first line, so the next run finds it.
+        """
+        if not body.startswith(marker):
+            body = f"{marker}\n{body}"
+        existing = self.find_comment(repository, number, marker, author=author)
         if existing is not None:
             url = f"{self.api_url}/repos/{repository}/issues/comments/{existing['id']}"
             data = self._check(

@@ -1,7 +1,12 @@
 """Reports of a comparison: text for terminals, markdown for pull requests, JSON.
 
-Model output is untrusted: in markdown it is escaped so it can neither break a
-table nor render HTML nor ping a person or link an issue.
+Everything a pull request wrote is untrusted: model output, and also the suite
+and system names, the model, case ids, notes, reasons and check names. In
+markdown each is escaped where it lands (`cell`, `code`, `block`) so it can
+neither break a table, render HTML, ping a person, link an issue, start a line
+of its own (a heading, list, table or quote above casegate's), nor write a
+second casegate marker. In the text report, which reaches the job log, each is
+kept on one line.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from typing import Any
 from tabulate import tabulate
 
 from gate.compare import Comparison, Delta
+from gate.logsafe import flatten
 from gate.noise import NoiseAnalysis
 from gate.results import CaseResult
+from gate.ruler import RulerChange, RulerReview
 from gate.rules import Verdict
 
 #: GitHub refuses comment bodies over 65,536 characters; keep a margin.
@@ -24,11 +31,23 @@ COMMENT_LIMIT = 60_000
 ROWS_PER_TABLE = 50
 CELL_LIMIT = 240
 OUTPUT_LIMIT = 1_200
+#: the ruler section's share of a comment; it is never dropped, only shortened
+RULER_LIMIT = 12_000
 ZWSP = "\u200b"
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~])")
+# `$` opens GitHub's inline math, which can typeset text of any size and colour.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~$])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REFERENCE = re.compile(r"#(?=\d)")
+_REFERENCE = re.compile(r"#(?=\d)|(?<![A-Za-z0-9])GH(?=-\d)", re.IGNORECASE)
+# Bidirectional controls reorder what a reader sees ("Trojan Source"): dropped.
+_BIDI = dict.fromkeys(
+    map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+)
+# Shown as it is inside `…`: no backtick (it would close the span), no pipe (it splits
+# a table row even there), nothing GitHub could read as a mention or a reference, and
+# single spaces only between words (a code span trims and collapses them).
+_CODE_CHAR = r"[\w.:/+=,;()\[\]{}!?%^~*'\"$…-]"
+_PLAIN_CODE = re.compile(rf"{_CODE_CHAR}+(?: {_CODE_CHAR}+)*")
 
 
 def _truncate(text: str, limit: int) -> str:
@@ -36,28 +55,38 @@ def _truncate(text: str, limit: int) -> str:
 
 
 def neutralise(text: str) -> str:
-    """Stop @mentions and #123 references from notifying or linking."""
-    return _REFERENCE.sub("#" + ZWSP, _MENTION.sub("@" + ZWSP, text))
+    """Stop @mentions and #123 (or GH-123) references from notifying or linking."""
+    return _REFERENCE.sub(lambda m: m.group(0) + ZWSP, _MENTION.sub("@" + ZWSP, text))
+
+
+def _html_text(text: str | None, limit: int) -> str:
+    """Untrusted text on one line inside HTML (no markdown is read there)."""
+    flat = " ".join((text or "").translate(_BIDI).split())
+    return neutralise(html.escape(_truncate(flat, limit), quote=False))
 
 
 def cell(text: str | None, limit: int = CELL_LIMIT) -> str:
-    """Untrusted text made safe for one GitHub table cell."""
-    flat = " ".join((text or "").split())
-    escaped = html.escape(_truncate(flat, limit), quote=False)
-    return neutralise(_MARKDOWN_SPECIALS.sub(r"\\\1", escaped))
+    """Untrusted text made safe on one line of markdown, a table cell included."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", _html_text(text, limit))
 
 
 def block(text: str | None, limit: int = OUTPUT_LIMIT) -> str:
     """Untrusted multi-line text as an HTML <pre> block (no markdown inside)."""
     if text is None:
         return "<pre>(no output)</pre>"
-    shown = _truncate(text, limit)
+    shown = _truncate(text.translate(_BIDI), limit)
     return "<pre>" + neutralise(html.escape(shown, quote=False)) + "</pre>"
 
 
-def code(text: str) -> str:
-    """A trusted identifier (case id, system name) as inline code."""
-    return "`" + text.replace("`", "'") + "`"
+def code(text: str, limit: int = CELL_LIMIT) -> str:
+    """Any string (a case id, a system name, a path) as inline code, safe on one line.
+
+    Plain identifiers become `…`, exactly as written; anything else (a backtick,
+    a pipe, `<`, `@`, a line break …) is escaped into <code>…</code> instead.
+    """
+    if len(text) <= limit and _PLAIN_CODE.fullmatch(text):
+        return f"`{text}`"
+    return f"<code>{cell(text, limit)}</code>"
 
 
 def money(value: float | None) -> str:
@@ -135,6 +164,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         f"system: {comparison.baseline.system} → {comparison.candidate.system} "
         f"({system_change_text(comparison)})",
     ]
+    if comparison.ruler is not None:
+        lines += _ruler_text(comparison.ruler)
     for reason in verdict.reasons:
         lines.append(
             f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
@@ -191,7 +222,25 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
             usage.append(f"{USAGE_LABELS[delta.name]} {before} → {after} ({change})")
     if usage:
         lines.append("usage: " + "; ".join(usage))
-    return "\n".join(lines)
+    # One entry, one line: a line break in a name or a reason cannot forge a line of its own.
+    return "\n".join(flatten(line) for line in lines)
+
+
+def _ruler_text(review: RulerReview) -> list[str]:
+    head = f"ruler changes against the base {review.base}: {_ruler_summary(review)}"
+    if review.accepted:
+        head += " — accepted on purpose"
+        head += f" by {review.accepted_by}" if review.accepted_by else ""
+    elif review.blocks:
+        head += " — the loosening changes block until they are accepted on purpose"
+        head += f" ({review.how_to_accept})" if review.how_to_accept else ""
+    lines = [head]
+    for change in review.loosening + review.tightening:
+        kind = "✗ loosens" if change.loosens else "+ tightens"
+        where = f" ({change.where})" if change.where else ""
+        lines.append(f"  {kind}: {change.subject}: {change.text}{where}")
+    lines += [f"  i {note}" for note in review.notes]
+    return lines
 
 
 def _critical_first(comparison: Comparison, ids: list[str]) -> list[str]:
@@ -237,6 +286,9 @@ def markdown_report(
         f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
+    if comparison.ruler is not None:
+        # In the head, never dropped by _fit: what the pull request changed about its own gate.
+        head.append(_ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
     if verdict.reasons:
         head.append(
             "**Why it blocks**\n\n"
@@ -341,6 +393,64 @@ def markdown_report(
     return _fit(head, sections, limit)
 
 
+def _ruler_summary(review: RulerReview) -> str:
+    """E.g. "1 change loosens it, 2 changes tighten it", or "nothing changed"."""
+    parts = []
+    for changes, one, many in (
+        (review.loosening, "change loosens it", "changes loosen it"),
+        (review.tightening, "change tightens it", "changes tighten it"),
+    ):
+        if changes:
+            parts.append(f"{len(changes)} {one if len(changes) == 1 else many}")
+    return ", ".join(parts) if parts else "nothing changed"
+
+
+def _ruler_line(change: RulerChange) -> str:
+    kind = "🔓 **loosens**" if change.loosens else "🔒 tightens"
+    where = f" ({code(change.where, 160)})" if change.where else ""
+    return f"- {kind} · {cell(change.subject, 200)}: {cell(change.text, 300)}{where}"
+
+
+def _ruler_section(review: RulerReview, budget: int) -> str:
+    """The ruler's changes, loosening first, in about `budget` characters at most."""
+    intro = (
+        "#### Ruler changes\n\nThe gate this pull request is judged by, read from the base "
+        f"{code(review.base, 80)}: {_ruler_summary(review)}."
+    )
+    tail = []
+    if review.accepted:
+        by = f" by {cell(review.accepted_by, 300)}" if review.accepted_by else ""
+        tail.append(f"✅ These changes were **accepted on purpose**{by}: they do not block.")
+    elif review.blocks:
+        how = f" ({cell(review.how_to_accept, 300)})" if review.how_to_accept else ""
+        tail.append(
+            "❌ **The loosening changes block this pull request until they are accepted "
+            f"on purpose**{how}."
+        )
+    notes = [f"> ℹ️ {cell(note, 300)}" for note in review.notes[:10]]
+    if len(review.notes) > 10:
+        notes.append(f"> … and {len(review.notes) - 10} more notes")
+    if notes:
+        tail.append("\n>\n".join(notes))
+    used = len(intro) + sum(len(part) + 2 for part in tail)
+    lines: list[str] = []
+    ordered = review.loosening + review.tightening
+    for change in ordered:
+        line = _ruler_line(change)
+        if used + len(line) + 1 > budget - 160:  # room for the "… and N more" line
+            break
+        lines.append(line)
+        used += len(line) + 1
+    rest = ordered[len(lines) :]
+    if rest:
+        loose = sum(change.loosens for change in rest)
+        lines.append(
+            f"- … and {len(rest)} more, {loose} of them loosening: the text report (the job "
+            "log, or the output of `casegate check`) lists every one."
+        )
+    return "\n\n".join([intro, "\n".join(lines), *tail] if lines else [intro, *tail])
+
+
 def _interval_of(case: CaseResult) -> tuple[float, float] | None:
     if case.ci_low is None or case.ci_high is None:
         return None
@@ -408,7 +518,7 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
 
     critical = " (critical)" if new is not None and new.critical else ""
     parts = [
-        f"<details><summary>{html.escape(case_id)}{critical}: "
+        f"<details><summary>{_html_text(case_id, CELL_LIMIT)}{critical}: "
         f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
         f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
         f"Baseline output:\n{block(output(old))}\n",
@@ -438,8 +548,12 @@ def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
             f"_Truncated: {dropped} section(s) left out to fit GitHub's comment "
             "limit; the full comparison is in the results artefact._",
         )
-    if len(body) > limit:  # the head alone is too long: cut it, say so
-        body = body[: limit - 80] + "\n\n_Truncated to fit GitHub's comment limit._\n"
+    if len(body) > limit:  # the head alone is too long: cut it between lines, say so
+        kept_text = body[: limit - 80]
+        body = (
+            kept_text[: kept_text.rfind("\n") + 1]
+            + "\n_Truncated to fit GitHub's comment limit._\n"
+        )
     return body
 
 
@@ -474,6 +588,7 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "changed": comparison.changed,
         "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
         "ruler_changes": comparison.ruler_changes,
+        "ruler": None if comparison.ruler is None else comparison.ruler.to_dict(),
         "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
         "flaky": [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky],
         "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),

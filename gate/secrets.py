@@ -2,20 +2,29 @@
 
 Every key read here is remembered so `redact` can scrub it from error text a
 server might echo back (an auth failure that quotes the key, say) before that
-text reaches a result, a recording, a log or a report.
+text reaches a result, a recording, a log or a report. `redact` also removes
+credentials written into URLs (`https://user:token@host/`), which a base URL or
+a proxy setting can carry into an error message without anyone reading a key.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 
 from gate.errors import ConfigError
+from gate.logsafe import escape_data
 
 _known: set[str] = set()
 _lock = threading.Lock()
+#: every known secret, longest first; None while there is none
+_pattern: re.Pattern[str] | None = None
 MASK = "***"
+
+# scheme://userinfo@ — the userinfo runs to the last "@" before the host's path, query or fragment.
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]+@")
 
 
 def read_key(variable: str, what: str) -> str:
@@ -30,18 +39,40 @@ def read_key(variable: str, what: str) -> str:
     return value
 
 
-def remember(secret: str) -> None:
+def remember(secret: str, *, announce: bool = True) -> None:
+    """Scrub `secret` from everything `redact` sees from now on (and mask it in the job log).
+
+    `announce=False` for a value the runner masks already (the job's GitHub token):
+    printing it in an `::add-mask::` line would only put it in the log once more.
+    """
+    global _pattern
+    if not secret:
+        return  # an empty "secret" would mask between every character
     with _lock:
         first_time = secret not in _known
         _known.add(secret)
-    if first_time and os.environ.get("GITHUB_ACTIONS") == "true":
-        # GitHub masks the value in every later line of the job log.
-        print(f"::add-mask::{secret}", file=sys.stdout, flush=True)
+        if first_time:
+            ordered = sorted(_known, key=len, reverse=True)
+            _pattern = re.compile("|".join(re.escape(known) for known in ordered))
+    if announce and first_time and os.environ.get("GITHUB_ACTIONS") == "true":
+        # GitHub masks the value in every later line of the job log. Escaped as the
+        # toolkit does: a raw newline would end the command and print the rest in clear.
+        print(f"::add-mask::{escape_data(secret)}", file=sys.stdout, flush=True)
+
+
+def forget_all() -> None:
+    """Forget every remembered secret (for tests)."""
+    global _pattern
+    with _lock:
+        _known.clear()
+        _pattern = None
 
 
 def redact(text: str) -> str:
-    with _lock:
-        secrets = sorted(_known, key=len, reverse=True)
-    for secret in secrets:
-        text = text.replace(secret, MASK)
+    """`text` without any remembered secret, nor the credentials of any URL in it."""
+    pattern = _pattern  # one read: a concurrent remember() swaps in a whole new pattern
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    if "@" in text:
+        text = _URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
     return text

@@ -1,13 +1,17 @@
-"""The sticky comment against a loopback GitHub API: pagination, updates, failures."""
+"""The sticky comment against a loopback GitHub API: pagination, updates, failures,
+and only ever casegate's own comment edited."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from gate.github import CommentError, GitHub, marker_for
+from gate.github import DEFAULT_AUTHOR, CommentError, GitHub, marker_for
 from tests.fakes.github_api import FakeGitHub, Fault
 
 TOKEN = "ghs_fake_token_0123456789"
@@ -41,8 +45,8 @@ def test_finds_its_comment_on_a_later_page(api: FakeGitHub) -> None:
         api.add_comment(7, f"chatter {index}")
     ours = api.add_comment(7, f"{MARKER}\nold", login="github-actions[bot]")
     api.add_comment(7, "more chatter")
-    # Another suite's comment is not ours.
-    api.add_comment(7, f"{marker_for('billing')}\nother suite")
+    # Another suite's comment is not ours, though the same bot wrote it.
+    api.add_comment(7, f"{marker_for('billing')}\nother suite", login="github-actions[bot]")
     posted = client(api).upsert_comment(REPO, 7, MARKER, f"{MARKER}\nnew")
     assert (posted.action, posted.comment_id) == ("updated", ours["id"])
     pages = [s.path for s in api.seen if s.method == "GET"]
@@ -110,3 +114,59 @@ def test_persistent_outage_gives_up_with_a_comment_error(api: FakeGitHub) -> Non
     api.faults.extend([Fault("GET", 500)] * 4)
     with pytest.raises(CommentError, match=r"HTTP 500.*gave up after 4 attempts"):
         client(api).upsert_comment(REPO, 7, MARKER, "body")
+
+
+def test_a_persons_comment_quoting_the_marker_is_never_edited(api: FakeGitHub) -> None:
+    quoted = api.add_comment(7, f"{MARKER}\n### ✅ casegate: **ship**", login="mallory")
+    first = client(api).upsert_comment(REPO, 7, MARKER, f"{MARKER}\nfirst")
+    second = client(api).upsert_comment(REPO, 7, MARKER, f"{MARKER}\nsecond")
+    assert (first.action, second.action) == ("created", "updated")
+    assert second.comment_id == first.comment_id != quoted["id"]
+    assert quoted["body"] == f"{MARKER}\n### ✅ casegate: **ship**"
+    assert not [seen for seen in api.writes() if seen.path.endswith(f"/{quoted['id']}")]
+    assert api.comments[7][1]["user"]["login"] == DEFAULT_AUTHOR
+
+
+def test_a_bot_comment_that_only_quotes_the_marker_is_not_ours(api: FakeGitHub) -> None:
+    # Another workflow's bot comment may echo pull-request text, the marker included.
+    echoed = api.add_comment(7, f"New comment from a contributor:\n{MARKER}", login=DEFAULT_AUTHOR)
+    posted = client(api).upsert_comment(REPO, 7, MARKER, f"{MARKER}\nreport")
+    assert posted.action == "created" and posted.comment_id != echoed["id"]
+    assert echoed["body"] == f"New comment from a contributor:\n{MARKER}"
+
+
+def test_the_author_is_the_identity_the_token_posts_as() -> None:
+    with FakeGitHub(TOKEN, identity="casegate-app[bot]") as api:
+        github = client(api)
+        first = github.upsert_comment(REPO, 7, MARKER, "one", author="casegate-app[bot]")
+        second = github.upsert_comment(REPO, 7, MARKER, "two", author="Casegate-App[bot]")
+        assert (first.action, second.action) == ("created", "updated")
+        # Left at github-actions[bot], the app's own comment is someone else's.
+        assert github.upsert_comment(REPO, 7, MARKER, "three").action == "created"
+        assert len(api.comments[7]) == 2
+
+
+def test_the_marker_is_put_first_when_the_body_lacks_it(api: FakeGitHub) -> None:
+    client(api).upsert_comment(REPO, 7, MARKER, "### report")
+    assert api.comments[7][0]["body"] == f"{MARKER}\n### report"
+    assert client(api).upsert_comment(REPO, 7, MARKER, "### again").action == "updated"
+
+
+def test_a_comment_by_a_deleted_user_is_nobodys(api: FakeGitHub) -> None:
+    ghost = api.add_comment(7, f"{MARKER}\nold")
+    ghost["user"] = None
+    assert client(api).find_comment(REPO, 7, MARKER) is None
+
+
+@given(st.text())
+def test_a_marker_holds_only_safe_characters(suite: str) -> None:
+    marker = marker_for(suite)
+    assert re.fullmatch(r"<!-- casegate:sticky-comment suite=[A-Za-z0-9._-]* -->", marker)
+    assert marker.count("-->") == 1
+
+
+def test_a_safe_suite_name_is_kept_as_it_is() -> None:
+    assert marker_for("support.v2_eu-west") == (
+        "<!-- casegate:sticky-comment suite=support.v2_eu-west -->"
+    )
+    assert marker_for("a -->\n<b>@c") == "<!-- casegate:sticky-comment suite=a--bc -->"

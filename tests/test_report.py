@@ -11,11 +11,13 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.compare import compare
+from gate.compare import Comparison, compare
 from gate.config import GateConfig
+from gate.github import marker_for
 from gate.junit import write_junit
-from gate.report import ZWSP, cell, json_report, markdown_report, text_report
-from gate.rules import decide
+from gate.report import ZWSP, cell, code, json_report, markdown_report, text_report
+from gate.ruler import RulerChange, RulerReview
+from gate.rules import Reason, Verdict, decide
 from tests.factories import result, run
 
 HOSTILE = "a | b `code` <script>alert(1)</script> @org/team thanks @alice see #123 **bold** [x](y)"
@@ -144,3 +146,305 @@ def test_notes_and_instrument_facts_are_separate_paragraphs() -> None:
     assert "> ℹ️ LLM judge: x\n>\n> ℹ️ calibrated: y" in body
     assert "  i LLM judge: x" in text_report(comparison, verdict)
     assert json_report(comparison, verdict)["instrument"] == ["LLM judge: x", "calibrated: y"]
+
+
+# --- everything the pull request wrote is untrusted ------------------------------------
+
+#: fragments that would speak for casegate if they got through as written
+ATTACKS = [
+    "\n# forged heading",
+    "\n### ✅ casegate: **ship** — s",
+    "\n> quoted",
+    "\n- listed",
+    "\n1. numbered",
+    "\n| a | b |",
+    "\r\n## crlf",
+    "\u2028## separator",
+    "<!-- casegate:sticky-comment suite=s -->",
+    "-->",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "</pre>",
+    "</details>",
+    "</code>",
+    "@alice",
+    "@org/team",
+    "#123",
+    "GH-7",
+    "`",
+    "``x``",
+    "|",
+    "\\",
+    "\\|",
+    "*bold*",
+    "$\\Huge{ship}$",
+    "&lt;b&gt;",
+    "&#64;bob",
+    "[x](https://example.com)",
+    "\u202e",
+]
+untrusted = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(ATTACKS)), max_size=5).map(
+    "".join
+)
+OWN_TAGS = re.compile(
+    r"<!-- casegate:sticky-comment suite=[A-Za-z0-9._-]* -->|</?(?:code|pre|details|summary)>"
+)
+BLOCK_START = re.compile(r" {0,3}(#{1,6}(?= |$)|>|[-+*](?= |$)|\d{1,9}[.)](?= |$)|\||<|$)")
+
+
+def hostile_comparison(words: list[str]) -> tuple[Comparison, Verdict]:
+    """A comparison in which every string a pull request controls is one of `words`."""
+    (suite, system_a, system_b, model, case_a, case_b, reason, output, check, note, fact,
+     message, subject, change, where, base, accepted_by, how) = words  # fmt: skip
+    regressed = result("a" + case_a, "fail", critical=True, reason=reason, text=output)
+    regressed.checks[0].check = check
+    regressed.tags, regressed.note = [note], note
+    fixed = result("b" + case_b, "pass")
+    baseline = run(
+        [result("a" + case_a, "pass", critical=True), result("b" + case_b, "fail", reason=reason)],
+        suite=suite,
+        system=system_a,
+        model="m",
+    )
+    candidate = run(
+        [regressed, fixed, result("c" + case_a, "error", reason=reason)],
+        suite=suite,
+        system=system_b,
+        model=model,
+    )
+    comparison = compare(baseline, candidate)
+    comparison.ruler = RulerReview(
+        base=base,
+        changes=[
+            RulerChange(subject, change, where, loosens=True),
+            RulerChange(change, subject, "", loosens=False),
+        ],
+        accepted_by=accepted_by,
+        notes=[note],
+        how_to_accept=how,
+    )
+    verdict = dataclasses.replace(
+        decide(comparison, GateConfig()),
+        notes=[note],
+        instrument=[fact],
+    )
+    verdict.reasons.append(Reason("custom", message, ["a" + case_a, "b" + case_b]))
+    return comparison, verdict
+
+
+def outside_pre(body: str) -> list[str]:
+    """The lines markdown is read in: all but the insides of <pre> blocks."""
+    lines, inside = [], False
+    for line in body.split("\n"):
+        if not inside:
+            lines.append(line)
+        if line.count("<pre>") > line.count("</pre>"):
+            inside = True
+        elif inside and "</pre>" in line:
+            inside = False
+    return lines
+
+
+def skeleton(body: str) -> list[str]:
+    """What starts each line: a heading, a quote, a list item, a table row, HTML, text."""
+    return [
+        match.group(1) if (match := BLOCK_START.match(line)) else "text"
+        for line in outside_pre(body)
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(untrusted, min_size=18, max_size=18))
+def test_nothing_a_pull_request_writes_speaks_for_casegate(words: list[str]) -> None:
+    comparison, verdict = hostile_comparison(words)
+    marker = marker_for(comparison.suite)
+    body = markdown_report(comparison, verdict, marker=marker, extra_notes=[words[9]])
+    benign = markdown_report(
+        *hostile_comparison([f"w{i}" for i in range(18)]), marker=marker, extra_notes=["w9"]
+    )
+    # One marker, first; no second one, nor any other HTML comment.
+    assert body.startswith(marker + "\n") and body.count("<!--") == 1
+    # Every "<" left is casegate's own tag.
+    assert "<" not in OWN_TAGS.sub("", body)
+    # Nobody is pinged, no issue is linked.
+    assert not re.search(r"@[A-Za-z0-9]", body)
+    assert not re.search(r"#\d", body)
+    # The same blocks, line for line, as with harmless words: nothing started a line.
+    assert skeleton(body) == skeleton(benign)
+    headings = [line for line in outside_pre(body) if line.startswith("#")]
+    assert headings[0].startswith("### ❌ casegate: **block** — ")
+    assert headings[1] == "#### Ruler changes"
+    borders = None
+    for line in outside_pre(body):
+        if line.startswith("|"):  # every row as many column borders as its table's header
+            count = len(re.findall(r"(?<!\\)\|", line))
+            borders = borders or count
+            assert count == borders, line
+        else:
+            borders = None
+        if not line.startswith("<"):  # (raw HTML, <details> or <pre>: no code spans there)
+            assert len(re.findall(r"(?<!\\)`", line)) % 2 == 0, line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_code_is_safe_for_any_string(text: str) -> None:
+    shown = code(text)
+    assert "\n" not in shown and "\r" not in shown
+    if shown.startswith("<code>"):
+        inner = shown.removeprefix("<code>").removesuffix("</code>")
+        assert inner == cell(text)
+    else:
+        assert shown == f"`{text}`"
+        assert not re.search(r"[`|<@#\\]", text)
+
+
+def test_code_shows_identifiers_as_written_and_escapes_the_rest() -> None:
+    assert code("refund-window_2") == "`refund-window_2`"
+    assert code("gpt-4.1-mini-2025-04-14") == "`gpt-4.1-mini-2025-04-14`"
+    assert code("a`b") == "<code>a\\`b</code>"
+    assert code("x|y\n# z") == "<code>x\\|y # z</code>"
+    assert code("<b>@bob") == f"<code>&lt;b&gt;@{ZWSP}bob</code>"
+    assert code("x" * 300).endswith("…</code>")
+
+
+def test_cell_neutralises_references_math_and_reordering() -> None:
+    assert cell("see GH-12 and #3") == f"see GH{ZWSP}-12 and #{ZWSP}3"
+    assert cell("$x$") == "\\$x\\$"
+    assert cell("evil\u202eoff") == "eviloff"
+
+
+def ruled(review: RulerReview) -> tuple[Comparison, Verdict]:
+    comparison = compare(
+        run([result("a", "pass", critical=True), result("b")]),
+        run([result("a", "fail", critical=True), result("b")]),
+    )
+    comparison.ruler = review
+    return comparison, decide(comparison, GateConfig())
+
+
+LOOSER = RulerChange(
+    "gate rule", "block_on_critical_regression true → false", "casegate.yml:9", True
+)
+TIGHTER = RulerChange("case a", "min_pass_rate 0.8 → 0.9", "cases/a.yaml:3", False)
+
+
+def test_the_ruler_section_comes_first_after_the_headline() -> None:
+    review = RulerReview(
+        base="abc1234",
+        changes=[TIGHTER, LOOSER],
+        notes=["not a merge commit: used base.sha"],
+        how_to_accept="add the label x",
+    )
+    comparison, verdict = ruled(review)
+    body = markdown_report(comparison, verdict)
+    lines = body.splitlines()
+    assert lines[0].startswith("### ❌ casegate: **block**")
+    assert lines[2].startswith("**2/2 → 1/2 passed")
+    assert lines[4] == "#### Ruler changes"
+    assert lines[6] == (
+        "The gate this pull request is judged by, read from the base `abc1234`: "
+        "1 change loosens it, 1 change tightens it."
+    )
+    # Loosening first, each with where it is.
+    assert lines[8:10] == [
+        "- 🔓 **loosens** · gate rule: block\\_on\\_critical\\_regression true → false "
+        "(`casegate.yml:9`)",
+        "- 🔒 tightens · case a: min\\_pass\\_rate 0.8 → 0.9 (`cases/a.yaml:3`)",
+    ]
+    assert lines[11] == (
+        "❌ **The loosening changes block this pull request until they are accepted on "
+        "purpose** (add the label x)."
+    )
+    assert lines[13] == "> ℹ️ not a merge commit: used base.sha"
+    assert body.index("#### Ruler changes") < body.index("**Why it blocks**")
+
+
+def test_an_accepted_ruler_change_says_by_what() -> None:
+    review = RulerReview(
+        base="abc1234",
+        changes=[LOOSER],
+        accepted=True,
+        accepted_by="label `casegate:accept-ruler-change` (added by @maintainer)",
+    )
+    comparison, verdict = ruled(review)
+    body = markdown_report(comparison, verdict)
+    assert (
+        "✅ These changes were **accepted on purpose** by label \\`casegate:accept-ruler-change\\` "
+        f"(added by @{ZWSP}maintainer): they do not block." in body
+    )
+    assert "block this pull request until" not in body
+    text = text_report(comparison, verdict)
+    assert text.splitlines()[2] == (
+        "ruler changes against the base abc1234: 1 change loosens it — accepted on purpose by "
+        "label `casegate:accept-ruler-change` (added by @maintainer)"
+    )
+
+
+def test_the_ruler_in_the_text_and_json_reports() -> None:
+    review = RulerReview(base="abc1234", changes=[TIGHTER, LOOSER], notes=["n\nforged"])
+    comparison, verdict = ruled(review)
+    lines = text_report(comparison, verdict).splitlines()
+    assert lines[2:6] == [
+        "ruler changes against the base abc1234: 1 change loosens it, 1 change tightens it — "
+        "the loosening changes block until they are accepted on purpose",
+        "  ✗ loosens: gate rule: block_on_critical_regression true → false (casegate.yml:9)",
+        "  + tightens: case a: min_pass_rate 0.8 → 0.9 (cases/a.yaml:3)",
+        "  i n forged",
+    ]
+    data = json_report(comparison, verdict)
+    assert data["ruler"] == review.to_dict()
+    assert data["ruler"]["blocks"] is True
+    json.dumps(data)
+
+
+def test_without_a_ruler_nothing_changes() -> None:
+    comparison, verdict, body = reports([result("a")], [result("a", "fail")])
+    assert comparison.ruler is None
+    assert "Ruler" not in body and "ruler changes" not in text_report(comparison, verdict)
+    assert json_report(comparison, verdict)["ruler"] is None
+
+
+def test_the_ruler_section_is_never_dropped_only_shortened() -> None:
+    changes = [
+        RulerChange(f"case c{i:04d}", "critical true → false", f"cases/a.yaml:{i}", i % 3 == 0)
+        for i in range(3_000)
+    ]
+    huge = "x" * 100_000
+    comparison = compare(
+        run([result(f"c{i:03d}", "pass") for i in range(300)]),
+        run([result(f"c{i:03d}", "fail", text=huge, reason=huge) for i in range(300)]),
+    )
+    comparison.ruler = RulerReview(base="abc1234", changes=changes)
+    verdict = decide(comparison, GateConfig())
+    for limit in (60_000, 20_000):
+        body = markdown_report(comparison, verdict, limit=limit)
+        assert len(body) <= limit
+        section = body[body.index("#### Ruler changes") :]
+        shown = section.count("\n- 🔓") + section.count("\n- 🔒")
+        assert 10 < shown < 1_000
+        # Loosening changes first: with 1,000 of them, every one shown loosens.
+        assert section.count("\n- 🔓") == shown
+        assert f"- … and {3_000 - shown} more, {1_000 - shown} of them loosening" in section
+
+
+def test_a_head_too_long_is_cut_between_lines_after_the_ruler() -> None:
+    comparison, verdict = ruled(RulerReview(base="abc1234", changes=[LOOSER]))
+    notes = [f"note {i}: " + "y" * 390 for i in range(200)]
+    body = markdown_report(comparison, verdict, extra_notes=notes, limit=20_000)
+    assert len(body) <= 20_000
+    assert body.endswith("\n\n_Truncated to fit GitHub's comment limit._\n")
+    assert "#### Ruler changes" in body and "🔓 **loosens** · gate rule" in body
+    kept = body.removesuffix("\n_Truncated to fit GitHub's comment limit._\n")
+    # Whole lines only: the last note kept is whole.
+    last = [line for line in kept.splitlines() if line != ">"][-1]
+    assert re.fullmatch(r"> ⚠️ note \d+: y{390}", last)
+
+
+def test_a_line_break_in_a_name_or_reason_forges_no_line_of_the_text_report() -> None:
+    comparison, verdict, _ = reports(
+        [result("a")], [result("a", "fail", reason="x\nSHIP: s — all good")]
+    )
+    text = text_report(comparison, verdict)
+    assert not [line for line in text.splitlines() if line.startswith("SHIP")]
+    assert "  a: x SHIP: s — all good" in text

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gate import secrets
 from gate.errors import ConfigError
@@ -25,3 +29,69 @@ def test_keys_read_are_redacted_and_masked_under_actions(
     assert secrets.read_key("CG_TEST_KEY", "system") == "sk-redact-me-123"
     assert secrets.redact("bad key sk-redact-me-123 given") == "bad key *** given"
     assert "::add-mask::sk-redact-me-123" in capsys.readouterr().out
+
+
+@pytest.fixture(autouse=True)
+def _nothing_remembered() -> Iterator[None]:
+    secrets.forget_all()
+    yield
+    secrets.forget_all()
+
+
+# "*" is the mask's own character: a "secret" made of it cannot be told from the mask.
+secret_text = st.text(min_size=1, max_size=40).filter(lambda s: "*" not in s)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(secret_text, min_size=1, max_size=4), st.text(max_size=60), st.text(max_size=60))
+def test_a_remembered_secret_never_survives(keys: list[str], before: str, after: str) -> None:
+    secrets.forget_all()
+    for key in keys:
+        secrets.remember(key)
+    text = before + "".join(f"{key}{before}" for key in keys) + after + keys[0] * 3
+    redacted = secrets.redact(text)
+    assert not [key for key in keys if key in redacted]
+
+
+def test_credentials_in_urls_are_redacted_and_the_rest_kept() -> None:
+    redact = secrets.redact
+    assert (
+        redact("GET http://user:pass@host:8080/v1/x failed")
+        == "GET http://***@host:8080/v1/x failed"
+    )
+    assert redact("clone https://ghp_token@github.com") == "clone https://***@github.com"
+    assert redact("https://a:p@ss@host/x?to=b@c") == "https://***@host/x?to=b@c"
+    for kept in ("mail me@example.com", "https://host/users/@alice", "https://h/p?u=a@b"):
+        assert redact(kept) == kept
+
+
+url_part = st.text(
+    st.characters(exclude_characters="/?#@", exclude_categories=["Z", "Cc", "Cs"]), min_size=1
+).filter(lambda s: not any(c.isspace() for c in s))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["http", "https", "git+ssh", "redis"]), url_part, url_part)
+def test_any_userinfo_is_redacted(scheme: str, user: str, password: str) -> None:
+    url = f"{scheme}://{user}:{password}@api.example.com/v1?q=1"
+    assert secrets.redact(f"error at {url}: 401") == (
+        f"error at {scheme}://***@api.example.com/v1?q=1: 401"
+    )
+
+
+def test_with_nothing_to_redact_the_text_comes_back_as_it_was() -> None:
+    text = "no key and no userinfo here"
+    assert secrets.redact(text) is text
+    secrets.remember("")  # an empty "secret" would mask between every character
+    assert secrets.redact(text) is text
+
+
+def test_add_mask_is_escaped_as_the_toolkit_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    secrets.remember("sk-100%\n::error::x")
+    out = capsys.readouterr().out
+    assert out == "::add-mask::sk-100%25%0A::error::x\n"
+    secrets.remember("sk-100%\n::error::x")  # masked once
+    assert capsys.readouterr().out == ""

@@ -8,6 +8,12 @@
 It checks the bearer token (401 "Bad credentials" otherwise), can act as a
 fork's read-only token (403 on writes), and answers scripted faults
 (5xx, 404, 422, rate limits with their headers) in order, per method.
+
+Every comment carries `user.login`, as GitHub's do: the token's own comments
+are from `identity` (`github-actions[bot]`, the workflow token's), and a test
+seeds anyone else's with `add_comment(..., login=...)`. Like a maintainer's
+token, it lets any comment be edited: whether casegate edits only its own is
+what the tests check.
 """
 
 from __future__ import annotations
@@ -41,9 +47,13 @@ class Seen:
 
 
 class FakeGitHub(LoopbackServer):
-    def __init__(self, token: str, *, read_only: bool = False) -> None:
+    def __init__(
+        self, token: str, *, read_only: bool = False, identity: str = "github-actions[bot]"
+    ) -> None:
         self.token = token
         self.read_only = read_only
+        #: the login the token posts as
+        self.identity = identity
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.seen: list[Seen] = []
@@ -56,7 +66,7 @@ class FakeGitHub(LoopbackServer):
             comment = {
                 "id": self._next_id,
                 "body": body,
-                "user": {"login": login, "type": "User"},
+                "user": {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"},
                 "html_url": f"https://github.example/pull/{number}#issuecomment-{self._next_id}",
             }
             self.comments.setdefault(number, []).append(comment)
@@ -97,7 +107,9 @@ class FakeGitHub(LoopbackServer):
                 elif (match := LIST.match(parts.path)) and method == "GET":
                     self._list(int(match.group(2)), parse_qs(parts.query))
                 elif (match := LIST.match(parts.path)) and method == "POST":
-                    self._send(201, api.add_comment(int(match.group(2)), body["body"], "bot"))
+                    self._send(
+                        201, api.add_comment(int(match.group(2)), body["body"], api.identity)
+                    )
                 elif (match := ONE.match(parts.path)) and method == "PATCH":
                     self._update(int(match.group(2)), body["body"])
                 else:
