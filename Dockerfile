@@ -27,4 +27,8 @@ RUN python3 -m venv /opt/casegate \
     && /opt/casegate/bin/pip uninstall --yes pip \
     && rm -rf /opt/casegate-src
 
-ENTRYPOINT ["/opt/casegate/bin/python", "-m", "gate.action"]
+# -I: an isolated interpreter. The workspace (the pull request's checkout) is the
+# working directory; without -I a `gate/` or `tabulate.py` in it would be imported
+# in place of casegate's own code. User code is imported on purpose, from the
+# config's folder, by gate.usercode.
+ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.action"]

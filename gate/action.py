@@ -10,45 +10,34 @@ turns a block into a pass or a pass into a failure.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import subprocess
+import shutil
 import sys
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gate.errors import CasegateError, ConfigError
+from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
+from gate.report import cell
+from gate.secrets import redact
 
-PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+#: where a token may sit in the Action's environment; all are removed at start
+TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
+DEFAULT_COMMENT_AUTHOR = "github-actions[bot]"
+Level = Literal["error", "warning", "notice"]
 TRUE = ("true", "True", "TRUE")
 FALSE = ("false", "False", "FALSE")
 
 
-# --- workflow commands -----------------------------------------------------------
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def command(name: str, message: str, **properties: Any) -> str:
-    """A workflow command line, e.g. `::error file=a.yaml,line=3::why`."""
-    props = ",".join(
-        f"{key}={_escape_property(str(value))}"
-        for key, value in properties.items()
-        if value is not None
-    )
-    return f"::{name}{' ' + props if props else ''}::{_escape_data(message)}"
+# --- the log and the step's files --------------------------------------------------
 
 
 def _emit(line: str) -> None:
@@ -58,7 +47,7 @@ def _emit(line: str) -> None:
 def _append(path: str | None, text: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as stream:
-            stream.write(text)
+            stream.write(redact(text))
 
 
 def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
@@ -84,6 +73,7 @@ class Inputs:
     token: str
     fail_on: str
     working_directory: str
+    comment_author: str = DEFAULT_COMMENT_AUTHOR
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -129,6 +119,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         token=read_input(environ, "github-token"),
         fail_on=fail_on,
         working_directory=read_input(environ, "working-directory", "."),
+        comment_author=read_input(environ, "comment-author", DEFAULT_COMMENT_AUTHOR),
     )
 
 
@@ -143,53 +134,61 @@ def read_event(environ: Mapping[str, str]) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-# --- git: the baseline a pull request cannot edit ------------------------------------
-
-
-def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)  # noqa: S607
+# --- the ruler: read from the base, accepted only by a label ------------------------
 
 
 def mark_safe_directory(workspace: Path) -> None:
-    """The workspace is owned by the runner's user, not the container's: tell git it is fine."""
-    try:
-        _git("config", "--global", "--add", "safe.directory", str(workspace), cwd=workspace)
-    except OSError:
-        _emit(command("warning", "git is not available; a PR's baseline edit cannot be checked"))
+    """The workspace is owned by the runner's user, not the container's: tell git it is fine.
 
-
-def trusted_baseline(
-    baseline: Path, base_sha: str, repo_root: Path, scratch: Path
-) -> tuple[Path, str | None]:
-    """The baseline as of the base commit when the pull request changed it.
-
-    Returns the path to use and a note for the report (None when untouched).
+    `*`: actions/checkout may put the repository in any subfolder (`path:`).
     """
-    if _git("cat-file", "-e", f"{base_sha}^{{commit}}", cwd=repo_root).returncode != 0:
-        raise ConfigError(
-            f"the pull request's base commit {base_sha[:12]} is not in this checkout, so the "
-            "baseline cannot be read from it: set `fetch-depth: 0` on actions/checkout"
+    from gate.basetree import git
+
+    try:
+        git("config", "--global", "--add", "safe.directory", "*", cwd=workspace)
+    except ConfigError:
+        _emit(command("warning", "git is not available; the ruler cannot be read from the base"))
+
+
+def label_acceptance(event: Mapping[str, Any]) -> Any:
+    """`acceptance(label)` for gate.ruler: who accepted a loosening change, from the event."""
+
+    def accepted_by(label: str) -> str | None:
+        pull = event.get("pull_request") or {}
+        names = [item.get("name") for item in pull.get("labels") or [] if isinstance(item, dict)]
+        if label not in names:
+            return None
+        sender = (event.get("sender") or {}).get("login")
+        added_now = (
+            event.get("action") == "labeled" and (event.get("label") or {}).get("name") == label
         )
-    relative = baseline.resolve().relative_to(repo_root.resolve()).as_posix()
-    shown = _git("show", f"{base_sha}:{relative}", cwd=repo_root)
-    if shown.returncode != 0:
-        return baseline, (
-            f"{relative} does not exist on the base commit {base_sha[:7]}: this pull request's "
-            "own baseline was used — review it as part of the change"
-        )
-    if baseline.is_file() and baseline.read_bytes() == shown.stdout:
-        return baseline, None
-    trusted = scratch / f"baseline-{base_sha[:12]}.json"
-    trusted.write_bytes(shown.stdout)
-    return trusted, (
-        f"this pull request edits {relative}; it was judged against the baseline of the base "
-        f"commit {base_sha[:7]} instead (a pull request cannot move its own goalposts)"
+        if added_now and isinstance(sender, str):
+            return f"the label {label}, added by {sender}"
+        return f"the label {label} on the pull request"
+
+    return accepted_by
+
+
+def pull_request_ruling(
+    inputs: Inputs, event: Mapping[str, Any], environ: Mapping[str, str]
+) -> Any:
+    from gate.ruler import ruling_for
+
+    pull = event.get("pull_request") or {}
+    scratch = Path(tempfile.mkdtemp(prefix="casegate-base-", dir=environ.get("RUNNER_TEMP")))
+    return ruling_for(
+        Path(inputs.config),
+        inputs.overrides,
+        base_ref=None,
+        scratch=scratch,
+        baseline=inputs.baseline,
+        acceptance=label_acceptance(event),
+        how_to_accept=lambda label: (
+            f"a maintainer accepts it by adding the label {label} to the pull request, "
+            "which runs this check again"
+        ),
+        event_base_sha=(pull.get("base") or {}).get("sha"),
     )
-
-
-def repo_root_of(path: Path) -> Path | None:
-    found = _git("rev-parse", "--show-toplevel", cwd=path)
-    return Path(found.stdout.decode().strip()) if found.returncode == 0 else None
 
 
 # --- annotations and outputs ----------------------------------------------------------
@@ -203,7 +202,32 @@ def workspace_path(path_text: str, cwd: Path, workspace: Path) -> str:
         return path_text
 
 
-def case_annotations(outcome: Any, cwd: Path, workspace: Path) -> list[str]:
+def ruler_annotations(outcome: Any, cwd: Path, workspace: Path) -> list[Annotation]:
+    """An annotation on the line of each ruler change: an error while it blocks."""
+    review = outcome.comparison.ruler
+    if review is None:
+        return []
+    lines = []
+    for change in review.changes:
+        path_text, _, line_text = change.where.partition(" ")[0].rpartition(":")
+        file = workspace_path(path_text, cwd, workspace) if path_text else None
+        line = int(line_text) if line_text.isdigit() else None
+        blocking = change.loosens and not review.accepted
+        level: Level = "error" if blocking else "notice"
+        state = (
+            "accepted"
+            if change.loosens and review.accepted
+            else ("loosens the ruler" if change.loosens else "tightens the ruler")
+        )
+        lines.append(
+            Annotation(
+                level, f"{change.describe()} ({state})", file, line, "casegate: ruler change"
+            )
+        )
+    return lines
+
+
+def case_annotations(outcome: Any, cwd: Path, workspace: Path) -> list[Annotation]:
     """Errors on critical regressions and errored critical cases; warnings for the rest."""
     comparison = outcome.comparison
     lines = []
@@ -217,9 +241,9 @@ def case_annotations(outcome: Any, cwd: Path, workspace: Path) -> list[str]:
             path_text, _, line_text = case.source.rpartition(":")
             file = workspace_path(path_text, cwd, workspace)
             line = int(line_text) if line_text.isdigit() else None
-        level = "error" if case.critical else "warning"
+        level: Level = "error" if case.critical else "warning"
         title = f"casegate: {'critical ' if case.critical else ''}case {case_id} {kind}"
-        lines.append(command(level, case.reason or kind, file=file, line=line, title=title))
+        lines.append(Annotation(level, case.reason or kind, file, line, title))
     return lines
 
 
@@ -227,7 +251,8 @@ def _rate(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def check_outputs(outcome: Any) -> dict[str, str]:
+def check_outputs(outcome: Any, workspace: Path) -> dict[str, str]:
+    """The step's outputs; paths relative to the workspace, as the next step sees them."""
     comparison, verdict = outcome.comparison, outcome.verdict
     return {
         "verdict": verdict.decision,
@@ -236,8 +261,8 @@ def check_outputs(outcome: Any) -> dict[str, str]:
         "regressions": str(len(comparison.regressions)),
         "fixes": str(len(comparison.fixes)),
         "critical-regressions": str(len(comparison.critical(comparison.regressions))),
-        "results-path": str(outcome.results_path),
-        "report-path": str(outcome.report_path),
+        "results-path": workspace_path(str(outcome.results_path), Path.cwd(), workspace),
+        "report-path": workspace_path(str(outcome.report_path), Path.cwd(), workspace),
     }
 
 
@@ -258,10 +283,27 @@ def _problem_lines(problems: Sequence[str], workspace: Path) -> list[str]:
     return lines
 
 
-def run(environ: Mapping[str, str]) -> int:
+def take_token(environ: dict[str, str]) -> str:
+    """Read the GitHub token once and remove it from this process's environment.
+
+    Nothing imported or started later (the supervised run, the user's code) sees it.
+    """
+    token = read_input(environ, "github-token")
+    for key in TOKEN_VARIABLES:
+        environ.pop(key, None)
+        os.environ.pop(key, None)
+    if token:
+        from gate.secrets import remember
+
+        remember(token, announce=False)  # the runner masks it; redacted from all we write
+    return token
+
+
+def run(environ: dict[str, str]) -> int:
     from gate.cli import load_project
 
-    inputs = read_inputs(environ)
+    token = take_token(environ)
+    inputs = dataclasses.replace(read_inputs(environ), token=token)
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
     mark_safe_directory(workspace)
     cwd = (workspace / inputs.working_directory).resolve()
@@ -269,6 +311,8 @@ def run(environ: Mapping[str, str]) -> int:
         raise ConfigError(f"input `working-directory`: {inputs.working_directory} does not exist")
     os.chdir(cwd)
     event_name = environ.get("GITHUB_EVENT_NAME", "")
+    if event_name == "pull_request_target":
+        raise ConfigError(PULL_REQUEST_TARGET)
     event = read_event(environ)
     loaded, cases = load_project(Path(inputs.config), inputs.overrides)
     mode = inputs.mode or loaded.config.mode
@@ -277,30 +321,59 @@ def run(environ: Mapping[str, str]) -> int:
     return run_check(inputs, loaded, cases, mode, environ, event_name, event, cwd, workspace)
 
 
+PULL_REQUEST_TARGET = (
+    "casegate does not run on `pull_request_target`: that event runs with the base "
+    "repository's secrets and a write token, and casegate runs the pull request's code "
+    "(custom checks, python systems) and reads its files; use `on: pull_request`, and the "
+    "workflow_run pattern for comments on pull requests from forks"
+)
+
+
 def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str]) -> int:
-    from gate.results import write_results
-    from gate.run import execute
+    from gate.cli import refuse_errored_baseline
+    from gate.supervise import run_supervised
     from gate.terminal import run_summary
 
     path = loaded.baseline_path
     if path is None:
         raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
-    results = execute(loaded, cases, mode, show_progress=False)
+    scratch = Path(tempfile.mkdtemp(prefix="casegate-", dir=environ.get("RUNNER_TEMP")))
+    child = run_supervised(
+        loaded.path,
+        loaded.overrides,
+        mode,
+        scratch / "baseline.json",
+        expected=[case.id for case in cases],
+        show_progress=False,
+        capture=True,
+    )
+    _print_untrusted(child.output)
+    results = child.results
     if results.interrupted:
         return EXIT_INTERRUPTED
-    write_results(results, path)
+    refuse_errored_baseline(results, allow_errors=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(scratch / "baseline.json", path)
     print(run_summary(results))
+    workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    shown = workspace_path(str(path), Path.cwd(), workspace)
     write_outputs(
         environ.get("GITHUB_OUTPUT"),
-        {"pass-rate": _rate(results.summary.pass_rate), "results-path": str(path)},
+        {"pass-rate": _rate(results.summary.pass_rate), "results-path": shown},
     )
     _append(
         environ.get("GITHUB_STEP_SUMMARY"),
-        f"### casegate: baseline refreshed — {loaded.config.suite}\n\n"
+        f"### casegate: baseline refreshed — {cell(loaded.config.suite)}\n\n"
         f"{results.summary.passed}/{results.summary.cases} cases pass; written to "
-        f"`{path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}`.\n",
+        f"{cell(shown)}.\n",
     )
     return 0
+
+
+def _print_untrusted(text: str) -> None:
+    """Text the pull request can shape, fenced so no line of it is a workflow command."""
+    if text.strip():
+        print(fence(text.rstrip("\n")), flush=True)
 
 
 def run_check(
@@ -321,18 +394,8 @@ def run_check(
     out_dir = cwd / ".casegate"
     out_dir.mkdir(exist_ok=True)
     baseline_path = ci.baseline_for(loaded, Path(inputs.baseline) if inputs.baseline else None)
-    notes = []
-    pull = event.get("pull_request") if event_name in PULL_REQUEST_EVENTS else None
-    base_sha = (pull or {}).get("base", {}).get("sha")
-    if base_sha:
-        root = repo_root_of(cwd)
-        if root is None:
-            raise ConfigError("the workspace is not a git checkout: run actions/checkout first")
-        scratch = Path(tempfile.mkdtemp(prefix="casegate-", dir=environ.get("RUNNER_TEMP")))
-        baseline_path, note = trusted_baseline(baseline_path.resolve(), base_sha, root, scratch)
-        if note:
-            notes.append(note)
-            _emit(command("warning", note))
+    pull = event.get("pull_request") if event_name == "pull_request" else None
+    ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
     marker = marker_for(suite)
     outcome = ci.check(
         loaded,
@@ -343,15 +406,22 @@ def run_check(
         report_path=out_dir / f"{suite}-report.md",
         show_progress=False,
         marker=marker,
-        notes=notes,
+        ruling=ruling,
+        capture=True,
     )
+    _print_untrusted(outcome.output)
     if outcome.comparison is None or outcome.verdict is None:
         return EXIT_INTERRUPTED
-    print(report.text_report(outcome.comparison, outcome.verdict))
-    _append(environ.get("GITHUB_STEP_SUMMARY"), outcome.markdown + "\n")
-    write_outputs(environ.get("GITHUB_OUTPUT"), check_outputs(outcome))
-    for line in case_annotations(outcome, cwd, workspace):
-        _emit(line)
+    _print_untrusted(report.text_report(outcome.comparison, outcome.verdict))
+    _append(environ.get("GITHUB_STEP_SUMMARY"), fit_summary(outcome.markdown) + "\n")
+    write_outputs(environ.get("GITHUB_OUTPUT"), check_outputs(outcome, workspace))
+    annotations, left_out = cap_annotations(
+        ruler_annotations(outcome, cwd, workspace) + case_annotations(outcome, cwd, workspace)
+    )
+    for annotation in annotations:
+        _emit(annotation.command())
+    if left_out:
+        print(left_out)
 
     if pull and inputs.comment:
         repository = environ.get("GITHUB_REPOSITORY", "")
@@ -363,7 +433,11 @@ def run_check(
             api = environ.get("GITHUB_API_URL") or "https://api.github.com"
             try:
                 posted = GitHub(api, inputs.token).upsert_comment(
-                    repository, int(pull["number"]), marker, outcome.markdown
+                    repository,
+                    int(pull["number"]),
+                    marker,
+                    outcome.markdown,
+                    author=inputs.comment_author,
                 )
                 print(f"pull-request comment {posted.action}: {posted.url or posted.comment_id}")
             except (CommentError, KeyError, ValueError) as exc:
@@ -378,15 +452,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(environ)
     except CasegateError as exc:
-        from gate.report import cell
-
         workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
-        for line in _problem_lines(exc.problems, workspace):
+        problems = [redact(problem) for problem in exc.problems]
+        for line in _problem_lines(problems, workspace):
             _emit(line)
         _append(
             environ.get("GITHUB_STEP_SUMMARY"),
             "### casegate could not run\n\n"
-            + "\n".join(f"- {cell(problem, 500)}" for problem in exc.problems)
+            + "\n".join(f"- {cell(problem, 500)}" for problem in problems)
             + "\n",
         )
         return EXIT_ERROR

@@ -15,9 +15,11 @@ from gate.compare import Comparison, compare
 from gate.config import LoadedConfig, Mode
 from gate.confirm import confirm
 from gate.errors import ConfigError
-from gate.results import RunResults, read_results, write_results
+from gate.files import write_text
+from gate.results import RunResults, read_results
+from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
-from gate.run import execute
+from gate.supervise import run_supervised
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +31,8 @@ class CheckOutcome:
     verdict: Verdict | None = None
     report_path: Path | None = None
     markdown: str = ""
-
-
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    #: what the supervised run printed, when captured
+    output: str = ""
 
 
 def with_judge_lines(verdict: Verdict, candidate: RunResults, root: Path) -> Verdict:
@@ -69,14 +68,35 @@ def check(
     show_progress: bool = True,
     marker: str | None = None,
     notes: Sequence[str] = (),
+    ruling: Ruling | None = None,
+    capture: bool = False,
 ) -> CheckOutcome:
+    """Run the candidate in a supervised child, then compare, gate and report here.
+
+    With a `ruling` (a pull request, or `check --base`), the rule, the baseline and
+    the cases' criticality and thresholds are the base commit's unless accepted.
+    """
+    if ruling is not None:
+        baseline_path = ruling.baseline_path
+    rule = ruling.rule if ruling is not None else loaded.config.gate
     baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
-    candidate = execute(loaded, cases, mode, show_progress=show_progress, reference=baseline)
-    write_results(candidate, out)
+    child = run_supervised(
+        loaded.path,
+        loaded.overrides,
+        mode,
+        out,
+        expected=[case.id for case in cases],
+        reference=baseline_path,
+        show_progress=show_progress,
+        capture=capture,
+    )
+    candidate = child.results
     if candidate.interrupted:
-        return CheckOutcome(candidate, out)
-    rule = loaded.config.gate
+        return CheckOutcome(candidate, out, output=child.output)
+    if ruling is not None and ruling.base is not None:
+        candidate = restate(candidate, ruling.base)
     comparison = compare(baseline, candidate, rule)
+    comparison.ruler = ruling.review if ruling is not None else None
     notes = list(notes)
     if mode == "live":
         notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)
@@ -86,4 +106,6 @@ def check(
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
     markdown = report.markdown_report(comparison, verdict, marker=marker)
     write_text(report_path, markdown)
-    return CheckOutcome(candidate, out, comparison, verdict, report_path, markdown)
+    return CheckOutcome(
+        candidate, out, comparison, verdict, report_path, markdown, output=child.output
+    )

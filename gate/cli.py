@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 
 from gate import __version__
 from gate.errors import CasegateError
+from gate.secrets import redact
 from gate.starter import DEFAULT_ACTION
 
 Handler = Callable[[argparse.Namespace], int]
@@ -90,9 +93,11 @@ def _interrupted(results: Any, out: Path | None) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from gate.results import write_results
+    from gate.results import ensure_replaceable, write_results
     from gate.terminal import run_summary
 
+    if args.out:  # before the run: a refused path must not cost a paid run
+        ensure_replaceable(args.out)
     results = _execute(args)
     out = args.out or _default_out(results.suite)
     write_results(results, out)
@@ -151,7 +156,7 @@ def _render(fmt: str, comparison: Any, verdict: Any) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gate.ci import write_text
+    from gate.files import write_text
     from gate.junit import write_junit
 
     _, candidate, comparison, verdict = _compare_files(args)
@@ -169,24 +174,47 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from gate.report import text_report
 
     _, _, comparison, verdict = _compare_files(args)
-    print(text_report(comparison, verdict))
+    try:
+        print(text_report(comparison, verdict), flush=True)
+    except BrokenPipeError:
+        _silence_stdout()  # `casegate gate … | head`: the verdict is the exit code still
     return int(verdict.exit_code)
 
 
+def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
+    """`check --base REF`: the ruler from REF, accepted only by --accept-ruler-change."""
+    from gate.ruler import ruling_for
+
+    return ruling_for(
+        args.config,
+        args.overrides,
+        base_ref=args.base,
+        scratch=scratch,
+        baseline=str(args.baseline) if args.baseline else None,
+        acceptance=lambda _label: "--accept-ruler-change" if args.accept_ruler_change else None,
+        how_to_accept=lambda _label: "rerun with --accept-ruler-change to accept it",
+    )
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    import tempfile
+
     from gate import ci, report
     from gate.junit import write_junit
 
     loaded, cases = load(args)
-    outcome = ci.check(
-        loaded,
-        cases,
-        baseline_path=ci.baseline_for(loaded, args.baseline),
-        mode=args.mode or loaded.config.mode,
-        out=args.out or _default_out(loaded.config.suite),
-        report_path=args.report,
-        show_progress=not args.quiet,
-    )
+    with tempfile.TemporaryDirectory(prefix="casegate-base-") as scratch:
+        ruling = _local_ruling(args, Path(scratch)) if args.base else None
+        outcome = ci.check(
+            loaded,
+            cases,
+            baseline_path=ci.baseline_for(loaded, args.baseline),
+            mode=args.mode or loaded.config.mode,
+            out=args.out or _default_out(loaded.config.suite),
+            report_path=args.report,
+            show_progress=not args.quiet,
+            ruling=ruling,
+        )
     if outcome.comparison is None or outcome.verdict is None:
         return _interrupted(outcome.candidate, outcome.results_path)
     if args.junit:
@@ -204,6 +232,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     results = _execute(args)
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
+    refuse_errored_baseline(results, args.allow_errors)
     loaded_path = results.config.get("baseline")
     if not loaded_path:
         raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
@@ -213,6 +242,22 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         print(run_summary(results))
     print(f"baseline: {path}")
     return 0
+
+
+def refuse_errored_baseline(results: Any, allow_errors: bool) -> None:
+    """A baseline with errored cases would vouch for nothing on them: refuse it."""
+    from gate.errors import ResultsError
+
+    errored = [case.id for case in results.cases if case.status == "error"]
+    if errored and not allow_errors:
+        shown = ", ".join(errored[:10]) + (" …" if len(errored) > 10 else "")
+        raise ResultsError(
+            f"the run has {len(errored)} case(s) in error ({shown}); a baseline must hold a "
+            "verdict for every case: fix the cause and run again, or pass --allow-errors "
+            "to write it anyway"
+        )
+    if not results.cases:
+        raise ResultsError("the run judged no case: there is no baseline to write")
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -237,7 +282,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_judge_calibrate(args: argparse.Namespace) -> int:
     from gate import calibration
-    from gate.ci import write_text
+    from gate.files import write_text
 
     loaded, cases = load(args)
     labels = calibration.read_labels(args.labels, cases)
@@ -326,10 +371,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--report", type=Path, help="markdown report (default: beside the results)")
     check.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML")
+    check.add_argument(
+        "--base",
+        metavar="REF",
+        help="read the ruler (gate rule, cases, baseline) from this commit, as a pull request is",
+    )
+    check.add_argument(
+        "--accept-ruler-change",
+        action="store_true",
+        help="with --base: accept a change that loosens the ruler (it is still reported)",
+    )
     check.set_defaults(handler=cmd_check)
 
     baseline = commands.add_parser("baseline", help="run and write the configured baseline file")
     _run_options(baseline)
+    baseline.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="write the baseline even when some cases are in error",
+    )
     baseline.set_defaults(handler=cmd_baseline)
 
     init = commands.add_parser(
@@ -372,8 +432,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except CasegateError as exc:
         for problem in exc.problems:
-            print(f"casegate: {problem}", file=sys.stderr)
+            print(f"casegate: {redact(problem)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
+        _ignore_further_interrupts()
         print("casegate: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `casegate … | head`: the reader left; say nothing more, as a filter would.
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what the shell reports for a closed pipe
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _ignore_further_interrupts() -> None:
+    """A second Ctrl-C while casegate is already stopping prints no traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

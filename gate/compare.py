@@ -175,6 +175,17 @@ def compare(
     With one sample per case the lists are a pass/fail diff; with repeated
     samples they come from significance tests (gate.noise) under `rule`.
     """
+    for role, run in (("baseline", baseline), ("candidate", candidate)):
+        if run.interrupted:
+            raise ResultsError(
+                f"the {role} run was interrupted after {len(run.cases)} case(s): a partial run "
+                "is never compared or gated — run it again to the end"
+            )
+        if not run.cases:
+            raise ResultsError(
+                f"the {role} run judged no case: there is nothing to compare or gate "
+                "(check `cases:` and the selection)"
+            )
     if baseline.suite != candidate.suite:
         raise ResultsError(
             f"the runs are of different suites ({baseline.suite!r} vs {candidate.suite!r}): "

@@ -10,15 +10,29 @@ it was accepted on purpose (a label, or `--accept-ruler-change`).
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from gate import checks, usercode
+from gate.basetree import extract_tree, inside, pull_request_base, repo_root_of, resolve_commit
+from gate.cases import Case, load_cases, resolve_case_paths
+from gate.config import GateConfig, LoadedConfig, load_config
+from gate.errors import CasegateError, ConfigError
+from gate.judge import JudgePin
+from gate.results import EPSILON, RunResults, summarise
+from gate.yamlfile import line_of, load_yaml
 
 
 @dataclass(frozen=True, slots=True)
 class RulerChange:
     """One difference between the base's ruler and the pull request's, in plain words."""
 
-    #: what changed, e.g. "gate rule", "case `refund-window`", "case selection"
+    #: what changed, e.g. "gate rule", "critical case refund-window" (plain text: the
+    #: reports escape it)
     subject: str
     #: what happened to it, e.g. "block_on_critical_regression true → false"
     text: str
@@ -46,10 +60,12 @@ class RulerReview:
     base: str
     changes: list[RulerChange] = field(default_factory=list)
     accepted: bool = False
-    #: how the acceptance was given, e.g. "label `casegate:accept-ruler-change` (added by x)"
+    #: how the acceptance was given, e.g. "label casegate:accept-ruler-change, added by x"
     accepted_by: str | None = None
     #: facts about how the base was found (e.g. "not a merge commit: used base.sha")
     notes: list[str] = field(default_factory=list)
+    #: how a person accepts the loosening changes, e.g. "add the label casegate:…"
+    how_to_accept: str = ""
 
     @property
     def loosening(self) -> list[RulerChange]:
@@ -72,3 +88,524 @@ class RulerReview:
             "notes": list(self.notes),
             "changes": [change.to_dict() for change in self.changes],
         }
+
+
+# --- one side of the ruler ------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Side:
+    """A config and its selected cases, as one commit (or the working tree) has them."""
+
+    loaded: LoadedConfig
+    cases: list[Case]
+    repo_root: Path
+    #: where the config file is shown as, relative to the repository root
+    config_shown: str
+    #: the baseline file's path relative to the repository root, or None
+    baseline: str | None
+    raw: dict[str, Any]
+    #: paths left out of an extracted tree as links out of it
+    refused: frozenset[str] = frozenset()
+
+    @property
+    def case_map(self) -> dict[str, Case]:
+        return {case.id: case for case in self.cases}
+
+    def config_line(self, *keys: str) -> str:
+        node: Any = self.raw
+        line = 1
+        for key in keys:
+            if not isinstance(node, dict) or key not in node:
+                break
+            line = line_of(node, key) or line
+            node = node[key]
+        return f"{self.config_shown}:{line}"
+
+    def case_where(self, case: Case) -> str:
+        return f"{case.source}:{case.line}" if case.source else self.config_shown
+
+    def check_sources(self) -> dict[str, str]:
+        """module → sha256 of its file (or "missing"), for every custom check's module."""
+        modules = sorted(
+            {
+                usercode.parse_spec(spec, "check")[0]
+                for case in self.cases
+                for spec in checks.custom_specs(case.expect)
+            }
+        )
+        found = {}
+        for module in modules:
+            file = usercode.module_file(module, self.loaded.root)
+            found[module] = hashlib.sha256(file.read_bytes()).hexdigest() if file else "missing"
+        return found
+
+
+def load_side(
+    config: Path,
+    overrides: Sequence[str],
+    repo_root: Path,
+    baseline: str | None = None,
+    *,
+    refused: frozenset[str] = frozenset(),
+) -> Side:
+    """Load a config and its cases without importing any user code.
+
+    `baseline` overrides the config's `baseline:` (the Action's `baseline` input).
+    """
+    loaded = load_config(config, overrides)
+    files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
+    if problems:
+        raise ConfigError([f"{config}: {p}" for p in problems])
+    cases = load_cases(files, display_root=repo_root)
+    raw = load_yaml(config.read_text(encoding="utf-8"))
+    shown = config.resolve().relative_to(repo_root.resolve()).as_posix()
+    relative = baseline or loaded.config.baseline
+    baseline_shown = None
+    if relative is not None:
+        path = (loaded.root / relative) if not Path(relative).is_absolute() else Path(relative)
+        try:
+            baseline_shown = os.path.relpath(path, repo_root)
+        except ValueError:
+            baseline_shown = str(path)
+    return Side(
+        loaded, cases, repo_root, shown, baseline_shown, raw if isinstance(raw, dict) else {}
+    )
+
+
+# --- the comparison of two rulers ------------------------------------------------------
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _looser_number(before: Any, after: Any, looser_when: str) -> bool:
+    """Whether a change of a numeric threshold loosens it (None means "no limit")."""
+    if before is None or after is None:
+        return after is None and before is not None if looser_when == "higher" else True
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
+        return True  # e.g. samples 5 → auto: when in doubt, it loosens
+    return after > before if looser_when == "higher" else after < before
+
+
+#: gate rule fields: how a change of each loosens. "off" — true → false loosens;
+#: "higher"/"lower" — that direction loosens; "any" — every change counts as loosening.
+RULE_DIRECTIONS: dict[str, str] = {
+    "block_on_critical_regression": "off",
+    "block_on_critical_failure": "off",
+    "block_on_pass_rate_drop": "off",
+    "block_on_errors": "off",
+    "block_on_critical_without_baseline": "off",
+    "tolerance": "higher",
+    "max_cost_increase": "higher",
+    "max_latency_p95_increase": "higher",
+    "alpha": "lower",
+    "alpha_critical": "lower",
+    "non_inferiority_margin": "higher",
+    "on_inconclusive": "any",
+    "confirm_samples": "any",
+    "accept_label": "any",
+}
+
+
+def _loosens(direction: str, before: Any, after: Any) -> bool:
+    if direction == "off":
+        return bool(before) and not bool(after)
+    if direction == "any":
+        if (before, after) == ("block", "ship"):
+            return True
+        return not (before == "ship" and after == "block")
+    return _looser_number(before, after, direction)
+
+
+def _rule_changes(base: Side, head: Side) -> list[RulerChange]:
+    changes = []
+    before = base.loaded.config.gate.model_dump()
+    after = head.loaded.config.gate.model_dump()
+    for key, direction in RULE_DIRECTIONS.items():
+        if before.get(key) != after.get(key):
+            changes.append(
+                RulerChange(
+                    "gate rule",
+                    f"{key} {_fmt(before.get(key))} → {_fmt(after.get(key))}",
+                    head.config_line("gate", key),
+                    _loosens(direction, before.get(key), after.get(key)),
+                )
+            )
+    return changes
+
+
+def _config_changes(base: Side, head: Side) -> list[RulerChange]:
+    b, h = base.loaded.config, head.loaded.config
+    changes = []
+    if b.suite != h.suite:
+        changes.append(
+            RulerChange("suite", f"{b.suite} → {h.suite}", head.config_line("suite"), True)
+        )
+    if base.baseline != head.baseline:
+        changes.append(
+            RulerChange(
+                "baseline path",
+                f"{_fmt(base.baseline)} → {_fmt(head.baseline)}",
+                head.config_line("baseline"),
+                True,
+            )
+        )
+    if b.samples != h.samples:
+        changes.append(
+            RulerChange(
+                "samples",
+                f"{_fmt(b.samples)} → {_fmt(h.samples)}",
+                head.config_line("samples"),
+                _looser_number(b.samples, h.samples, "lower"),
+            )
+        )
+    if b.min_pass_rate != h.min_pass_rate:
+        changes.append(
+            RulerChange(
+                "min_pass_rate",
+                f"{_fmt(b.min_pass_rate)} → {_fmt(h.min_pass_rate)}",
+                head.config_line("min_pass_rate"),
+                h.min_pass_rate < b.min_pass_rate,
+            )
+        )
+    if b.adaptive != h.adaptive:
+        changes.append(
+            RulerChange(
+                "adaptive sampling",
+                f"{b.adaptive.model_dump()} → {h.adaptive.model_dump()}",
+                head.config_line("adaptive"),
+                True,
+            )
+        )
+    if b.judge != h.judge:
+        changes.append(
+            RulerChange(
+                "judge pin",
+                f"{_pin(b.judge)} → {_pin(h.judge)}",
+                head.config_line("judge"),
+                True,
+            )
+        )
+    return changes
+
+
+def _pin(pin: JudgePin | None) -> str:
+    return pin.describe() if pin is not None else "none"
+
+
+def _threshold(case: Case, side: Side) -> float:
+    return (
+        case.min_pass_rate if case.min_pass_rate is not None else side.loaded.config.min_pass_rate
+    )
+
+
+def _samples(case: Case, side: Side) -> int | str:
+    return case.samples or side.loaded.config.samples
+
+
+def _case_changes(base: Side, head: Side) -> list[RulerChange]:
+    before, after = base.case_map, head.case_map
+    changes: list[RulerChange] = []
+    removed = sorted(set(before) - set(after))
+    for case_id in removed:
+        case = before[case_id]
+        kind = "critical case" if case.is_critical else "case"
+        changes.append(
+            RulerChange(
+                f"{kind} {case_id}",
+                "removed from the selection",
+                f"{base.case_where(case)} (base)",
+                True,
+            )
+        )
+    added = sorted(set(after) - set(before))
+    for case_id in added:
+        if after[case_id].is_critical:
+            changes.append(
+                RulerChange(
+                    f"critical case {case_id}", "added", head.case_where(after[case_id]), False
+                )
+            )
+    plain = [i for i in added if not after[i].is_critical]
+    if plain:
+        changes.append(
+            RulerChange(
+                "cases",
+                f"{len(plain)} new case(s) added: {', '.join(plain[:10])}"
+                + (" …" if len(plain) > 10 else ""),
+                head.config_shown,
+                False,
+            )
+        )
+    for case_id in sorted(set(before) & set(after)):
+        changes.extend(_one_case(before[case_id], after[case_id], base, head))
+    return changes
+
+
+def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]:
+    subject = f"{'critical case' if old.is_critical else 'case'} {new.id}"
+    where = head.case_where(new)
+    changes = []
+    if old.is_critical != new.is_critical:
+        text = "made non-critical" if old.is_critical else "made critical"
+        changes.append(RulerChange(subject, text, where, old.is_critical))
+    expect_moved = old.expect_hash() != new.expect_hash()
+    if old.version != new.version:
+        # A new version sets the case aside from the comparison: for a critical case
+        # that hides a regression, and so does a bump that changes nothing it demands.
+        changes.append(
+            RulerChange(
+                subject,
+                f"version {old.version} → {new.version}"
+                + ("" if expect_moved else " without a change to what it expects"),
+                where,
+                old.is_critical or not expect_moved,
+            )
+        )
+    if expect_moved:
+        silent = old.version == new.version
+        changes.append(
+            RulerChange(
+                subject,
+                "expect changed" + (" without a version bump" if silent else ""),
+                where,
+                old.is_critical or silent,
+            )
+        )
+    # A config-wide change is listed once, under the config; a case lists its own.
+    own = old.min_pass_rate is not None or new.min_pass_rate is not None
+    if own and _threshold(old, base) != _threshold(new, head):
+        b, h = _threshold(old, base), _threshold(new, head)
+        changes.append(RulerChange(subject, f"min_pass_rate {_fmt(b)} → {_fmt(h)}", where, h < b))
+    if (old.samples or new.samples) and _samples(old, base) != _samples(new, head):
+        b2, h2 = _samples(old, base), _samples(new, head)
+        changes.append(
+            RulerChange(
+                subject, f"samples {_fmt(b2)} → {_fmt(h2)}", where, _looser_number(b2, h2, "lower")
+            )
+        )
+    if old.weight != new.weight:
+        changes.append(
+            RulerChange(subject, f"weight {_fmt(old.weight)} → {_fmt(new.weight)}", where, True)
+        )
+    return changes
+
+
+def _check_source_changes(base: Side, head: Side) -> list[RulerChange]:
+    before, after = base.check_sources(), head.check_sources()
+    changes = []
+    for module in sorted(set(before) | set(after)):
+        if module in before and before[module] != after.get(module):
+            changes.append(
+                RulerChange(
+                    f"custom check module {module}",
+                    "source changed" if module in after else "no longer used",
+                    head.config_shown,
+                    True,
+                )
+            )
+    return changes
+
+
+def _baseline_changes(base: Side, head: Side) -> list[RulerChange]:
+    if base.baseline is None or base.baseline != head.baseline:
+        return []
+    old = base.repo_root / base.baseline
+    new = head.repo_root / head.baseline
+    old_bytes = old.read_bytes() if old.is_file() and not old.is_symlink() else None
+    new_bytes = new.read_bytes() if new.is_file() and not new.is_symlink() else None
+    if old_bytes == new_bytes:
+        return []
+    return [
+        RulerChange(
+            "baseline file",
+            f"{base.baseline} edited by this pull request (the base commit's copy is used)",
+            head.baseline or "",
+            True,
+        )
+    ]
+
+
+def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
+    """Every difference between two rulers; loosening ones first, in a stable order."""
+    changes = (
+        _rule_changes(base, head)
+        + _config_changes(base, head)
+        + _baseline_changes(base, head)
+        + _check_source_changes(base, head)
+        + _case_changes(base, head)
+    )
+    return sorted(changes, key=lambda change: not change.loosens)
+
+
+# --- judging under the base's ruler --------------------------------------------------
+
+
+@dataclass(slots=True)
+class Ruling:
+    """What the gate uses: the base's ruler, or the pull request's once accepted."""
+
+    review: RulerReview
+    rule: GateConfig
+    baseline_path: Path
+    #: the base's cases whose criticality and thresholds the candidate is judged by;
+    #: None when the pull request's own ruler applies (accepted, or no base config)
+    base: Side | None
+
+
+def rule_against_base(
+    head: Side,
+    base: Side | None,
+    *,
+    commit: str,
+    accepted: bool,
+    accepted_by: str | None,
+    how_to_accept: str,
+    notes: Sequence[str] = (),
+) -> Ruling:
+    """Compare the pull request's ruler with the base's and decide which one judges."""
+    if base is None:
+        changes = [
+            RulerChange(
+                "casegate config",
+                f"{head.config_shown} does not exist on the base commit {commit[:7]}: "
+                "this pull request brings its own ruler",
+                head.config_shown,
+                True,
+            )
+        ]
+    else:
+        changes = compare_rulers(base, head)
+    review = RulerReview(
+        base=commit[:12],
+        changes=changes,
+        accepted=accepted and bool(changes),
+        accepted_by=accepted_by if accepted and changes else None,
+        notes=list(notes),
+        how_to_accept=how_to_accept,
+    )
+    if base is None or review.accepted:
+        return Ruling(review, head.loaded.config.gate, _baseline_file(head, "baseline"), None)
+    if base.baseline is None:
+        raise ConfigError(
+            f"{base.config_shown} on the base commit {commit[:7]} sets no `baseline:`, so there "
+            "is nothing trusted to compare with: set it on the base branch first"
+        )
+    path = inside(
+        base.repo_root, base.baseline, f"baseline on the base commit {commit[:7]}", base.refused
+    )
+    if not path.is_file():
+        changes.insert(
+            0,
+            RulerChange(
+                "baseline file",
+                f"{base.baseline} does not exist on the base commit {commit[:7]}: "
+                "this pull request brings its own baseline",
+                head.baseline or "",
+                True,
+            ),
+        )
+        path = _baseline_file(head, "baseline")
+    return Ruling(review, base.loaded.config.gate, path, base)
+
+
+def _baseline_file(side: Side, what: str) -> Path:
+    if side.baseline is None:
+        raise ConfigError(
+            f"{side.config_shown}: no baseline configured: set `baseline:` "
+            "(create one with `casegate baseline`)"
+        )
+    return inside(side.repo_root, side.baseline, what)
+
+
+def restate(candidate: RunResults, base: Side) -> RunResults:
+    """The candidate's verdicts under the base's criticality and pass thresholds.
+
+    A pull request that marks a critical case non-critical, or lowers its
+    `min_pass_rate` to 0, is judged as if it had not: the samples stay its own.
+    """
+    cases = base.case_map
+    for result in candidate.cases:
+        case = cases.get(result.id)
+        if case is None:
+            continue
+        result.critical = case.is_critical
+        if result.status == "error" or not result.samples:
+            continue
+        threshold = _threshold(case, base)
+        passed = result.passes / result.samples + EPSILON >= threshold
+        if passed != result.passed:
+            result.passed = passed
+            result.status = "pass" if passed else "fail"
+            if not passed:
+                result.reason = (
+                    f"{result.passes}/{result.samples} samples passed, below the base's "
+                    f"min_pass_rate {threshold:g}" + (f"; {result.reason}" if result.reason else "")
+                )
+    candidate.summary = summarise(candidate.cases)
+    return candidate
+
+
+def ruling_for(
+    config: Path,
+    overrides: Sequence[str],
+    *,
+    base_ref: str | None,
+    scratch: Path,
+    baseline: str | None = None,
+    acceptance: Callable[[str], str | None],
+    how_to_accept: Callable[[str], str],
+    event_base_sha: str | None = None,
+) -> Ruling:
+    """Read the ruler from the base commit and decide which one judges this change.
+
+    `base_ref` names the base (`check --base REF`); None means a pull request's
+    checkout, whose base is the merge commit's first parent. `acceptance(label)`
+    says who or what accepted a loosening change (None: nobody), given the
+    acceptance label the *base* config names.
+    """
+    repo_root = repo_root_of(config.resolve().parent)
+    if repo_root is None:
+        raise ConfigError(
+            f"{config}: not inside a git checkout, so the ruler cannot be read from a base "
+            "commit (run actions/checkout first, or drop --base)"
+        )
+    if base_ref is None:
+        commit, notes = pull_request_base(repo_root, event_base_sha)
+    else:
+        commit, notes = resolve_commit(repo_root, base_ref), []
+    head = load_side(config, overrides, repo_root, baseline)
+    tree, refused = extract_tree(repo_root, commit, scratch)
+    relative = config.resolve().relative_to(repo_root.resolve())
+    base_config = tree / relative
+    base = None
+    if base_config.is_file() and not base_config.is_symlink():
+        try:
+            base = load_side(base_config, (), tree, refused=refused)
+        except CasegateError as exc:
+            raise ConfigError(
+                [
+                    f"the base commit {commit[:7]}'s config or cases do not load, so there is no "
+                    "trusted ruler to judge by:",
+                    *exc.problems,
+                ]
+            ) from None
+    label = (base or head).loaded.config.gate.accept_label
+    accepted_by = acceptance(label)
+    return rule_against_base(
+        head,
+        base,
+        commit=commit,
+        accepted=accepted_by is not None,
+        accepted_by=accepted_by,
+        how_to_accept=how_to_accept(label),
+        notes=notes,
+    )

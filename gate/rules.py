@@ -66,6 +66,16 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     """Apply every rule; each that fires adds a reason naming its cases."""
     reasons: list[Reason] = []
     notes: list[str] = []
+    review = comparison.ruler
+    if review is not None and review.blocks:
+        count = len(review.loosening)
+        reasons.append(
+            Reason(
+                "ruler_change",
+                f"this change loosens the ruler it is judged by ({count} ruler "
+                f"change{'s' if count != 1 else ''} above): that needs acceptance on purpose",
+            )
+        )
     critical_regressions = comparison.critical(comparison.regressions)
     analysis = comparison.noise
     if rule.block_on_critical_regression and critical_regressions:
@@ -89,6 +99,17 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
         if failing:
             reasons.append(
                 Reason("critical_failure", f"{len(failing)} critical case(s) fail", failing)
+            )
+    if rule.block_on_critical_without_baseline:
+        unjudged = _critical_without_baseline(comparison)
+        if unjudged:
+            reasons.append(
+                Reason(
+                    "critical_without_baseline",
+                    f"{len(unjudged)} critical case(s) fail with no valid baseline verdict to "
+                    "compare with (new, re-versioned, or in error on the baseline)",
+                    unjudged,
+                )
             )
     if analysis is not None:
         if rule.block_on_pass_rate_drop:
@@ -137,6 +158,19 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             if rule.on_inconclusive == "block":
                 decision = "inconclusive"
     return Verdict(decision, reasons, notes)
+
+
+def _critical_without_baseline(comparison: Comparison) -> list[str]:
+    """Critical cases failing now whose baseline verdict cannot vouch for them."""
+    before = comparison.baseline_cases
+    found = []
+    for case_id, case in sorted(comparison.candidate_cases.items()):
+        if not case.critical or case.passed or case.status == "error":
+            continue  # errors have their own rule
+        old = before.get(case_id)
+        if old is None or old.status == "error" or old.version != case.version:
+            found.append(case_id)
+    return found
 
 
 def _significant_drop(

@@ -209,6 +209,8 @@ def ask(system: systems.System, request: Request) -> Answer:
         return Answer(None, redact(str(exc)) or type(exc).__name__)
     except Exception as exc:  # a provider bug is that case's error, not the run's end
         return Answer(None, redact(f"{type(exc).__name__}: {exc}"))
+    except SystemExit as exc:  # the user's code may not end the run, let alone with a code
+        return Answer(None, f"the system called sys.exit({exc.code!r})")
 
 
 def judge_sample(

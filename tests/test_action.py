@@ -8,81 +8,16 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from gate.action import command, read_input, write_outputs
 from gate.github import marker_for
-from tests.fakes.actions import (
-    action_env,
-    build_workspace,
-    git,
-    pull_request_event,
-    read_outputs,
-    write_event,
-)
+from tests.fakes.actions import TOKEN, Runner, build_workspace, git
 from tests.fakes.github_api import FakeGitHub
 
 REPO = Path(__file__).resolve().parent.parent
-TOKEN = "ghs_action_test_token_5a9f"
-
-
-@dataclass
-class Runner:
-    """One job's worth of Actions environment around a checked-out workspace."""
-
-    root: Path
-    workspace: Path
-    api: FakeGitHub
-    base_sha: str
-
-    def run(
-        self, event_name: str = "pull_request", event: dict | None = None, **inputs: str
-    ) -> subprocess.CompletedProcess[str]:
-        files = self.root / f"files-{len(list(self.root.glob('files-*')))}"
-        files.mkdir()
-        if event is None and event_name == "pull_request":
-            event = pull_request_event(self.base_sha)
-        write_event(files / "event.json", event or {})
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith(("GITHUB_", "INPUT_", "RUNNER_"))
-        }
-        env.update(
-            action_env(
-                workspace=str(self.workspace),
-                event_name=event_name,
-                event_path=str(files / "event.json"),
-                output=str(files / "output"),
-                summary=str(files / "summary"),
-                api_url=self.api.url,
-                token=TOKEN,
-                inputs=inputs,
-            )
-        )
-        env.update(
-            {"PYTHONPATH": str(REPO), "HOME": str(self.root / "home"), "RUNNER_TEMP": str(files)}
-        )
-        finished = subprocess.run(
-            [sys.executable, "-m", "gate.action"],
-            cwd=self.workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        self.last_files = files
-        return finished
-
-    def outputs(self) -> dict[str, str]:
-        return read_outputs(self.last_files / "output")
-
-    def summary(self) -> str:
-        return (self.last_files / "summary").read_text()
 
 
 @pytest.fixture
@@ -101,7 +36,10 @@ def test_first_run_creates_the_comment_and_a_second_updates_it(runner: Runner) -
     assert outputs["critical-regressions"] == "2"
     assert (outputs["pass-rate"], outputs["baseline-pass-rate"]) == ("0.9070", "0.8837")
     assert outputs["regressions"] == "3" and outputs["fixes"] == "4"
-    assert Path(outputs["report-path"]).is_file() and Path(outputs["results-path"]).is_file()
+    # Relative to the workspace, as the job's next step sees them.
+    assert outputs["report-path"] == ".casegate/support-report.md"
+    assert (runner.workspace / outputs["report-path"]).is_file()
+    assert (runner.workspace / outputs["results-path"]).is_file()
     assert "casegate: **block**" in runner.summary()
     comments = runner.api.comments[7]
     assert len(comments) == 1 and marker_for("support") in comments[0]["body"]
@@ -172,8 +110,8 @@ def test_a_pull_request_cannot_edit_its_own_baseline(runner: Runner) -> None:
     finished = runner.run()
     assert finished.returncode == 1
     assert runner.outputs()["critical-regressions"] == "2"
-    assert "this pull request edits baselines/support.json" in runner.summary()
-    assert "this pull request edits baselines/support.json" in runner.api.comments[7][0]["body"]
+    assert "baselines/support.json edited by this pull request" in runner.summary()
+    assert "baselines/support.json edited by this pull request" in runner.api.comments[7][0]["body"]
 
 
 def test_a_missing_base_commit_asks_for_full_history(runner: Runner) -> None:

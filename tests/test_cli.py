@@ -211,3 +211,32 @@ def test_check_ships_the_baseline_system_against_itself(tmp_path: Path) -> None:
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert finished.stdout.startswith("SHIP: support")
+
+
+def test_an_unwritable_report_is_exit_2_not_block(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([case("ok", "hi", contains="hi")])
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    (project.root / "reports").write_text("a file where a folder should be")
+    code = main(["check", "--mode", "live", "--quiet", "--report", "reports/r.md"])
+    assert code == 2
+    assert "reports/r.md" in capsys.readouterr().err
+
+
+def test_gate_into_a_closed_pipe_exits_quietly_with_its_verdict(tmp_path: Path) -> None:
+    candidate = tmp_path / "candidate.json"
+    run = casegate(
+        "run", "-c", "casegate.candidate.yml", "--out", str(candidate), "--quiet", cwd=REPO
+    )
+    assert run.returncode == 0, run.stderr
+    script = (
+        f'"{sys.executable}" -m gate gate baselines/support.json "{candidate}" | head -c 0; '
+        "exit ${PIPESTATUS[0]}"
+    )
+    finished = subprocess.run(
+        ["bash", "-c", script], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert finished.returncode == 1  # block, as without the pipe
+    assert finished.stdout == ""
+    assert finished.stderr == ""

@@ -51,13 +51,15 @@ def test_critical_comes_from_the_candidate() -> None:
 
 
 def test_added_cases_in_error_are_errors() -> None:
-    comparison = compare(run([]), run([result("new", "error", reason="down")]))
+    comparison = compare(
+        run([result("a")]), run([result("a"), result("new", "error", reason="down")])
+    )
     assert comparison.errors == ["new"]
 
 
 def test_different_suites_refused() -> None:
     with pytest.raises(ResultsError, match="different suites"):
-        compare(run([], suite="a"), run([], suite="b"))
+        compare(run([result("a")], suite="a"), run([result("a")], suite="b"))
 
 
 def test_system_changes_are_the_headline() -> None:

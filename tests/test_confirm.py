@@ -12,19 +12,24 @@ from gate.cli import main
 from tests.conftest import Project
 
 # Deterministic "noise": the candidate's first 20 calls for `blip` fail (a bad patch of
-# draws), later ones pass; `crit` is really broken on the candidate.
+# draws), later ones pass; `crit` is really broken on the candidate. The calls are
+# counted in a file: the check's run and its confirmation rerun are separate processes.
 FLAKY_BOT = """
-from collections import Counter
+import json
+from pathlib import Path
 
-calls = Counter()
+COUNTS = Path(__file__).with_name("calls.json")
 
 def answer(case_input, system):
     case = case_input["case"]
-    calls[(system["variant"], case)] += 1
+    calls = json.loads(COUNTS.read_text()) if COUNTS.exists() else {}
+    key = system["variant"] + "/" + case
+    calls[key] = calls.get(key, 0) + 1
+    COUNTS.write_text(json.dumps(calls))
     if system["variant"] == "new":
         if case == "crit":
             return "bad"
-        if case == "blip" and calls[("new", case)] <= 20:
+        if case == "blip" and calls[key] <= 20:
             return "bad"
     return "good"
 """

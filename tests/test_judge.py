@@ -224,7 +224,9 @@ def test_calibrate_measures_agreement_and_reports_quote_it(
     assert len(llm_server.received) == asked
 
     # Reports on a run that used the judge quote the calibration...
-    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    # The garbled verdict is an error: a baseline holds one only when told to.
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 2
+    assert main(["baseline", "--mode", "record", "--quiet", "--allow-errors"]) == 0
     # It blocks: the garbled verdict is an error on the candidate, as it must be.
     assert main(["check", "--quiet", "--report", "r.md"]) == 1
     report = Path("r.md").read_text()

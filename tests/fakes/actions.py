@@ -8,11 +8,18 @@ process and as a container.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from tests.fakes.github_api import FakeGitHub
+
 REPO = Path(__file__).resolve().parents[2]
+TOKEN = "ghs_action_test_token_5a9f"
 EXAMPLE = ["casegate.yml", "casegate.candidate.yml", "cases", "prompts", "recordings", "baselines"]
 PULL_NUMBER = 7
 
@@ -32,6 +39,11 @@ def build_workspace(workspace: Path) -> str:
             shutil.copytree(source, workspace / name)
         else:
             shutil.copy(source, workspace / name)
+    return init_repository(workspace)
+
+
+def init_repository(folder: Path) -> str:
+    """Make `folder` a git repository whose one commit, on main, holds all of it."""
     for args in (
         ["init", "-q", "-b", "main"],
         ["config", "user.email", "ci@example.invalid"],
@@ -39,15 +51,45 @@ def build_workspace(workspace: Path) -> str:
         ["add", "-A"],
         ["commit", "-qm", "base"],
     ):
-        git(*args, cwd=workspace)
+        git(*args, cwd=folder)
+    return git("rev-parse", "HEAD", cwd=folder)
+
+
+def open_pull_request(workspace: Path, edit: Callable[[Path], None]) -> str:
+    """Commit `edit` on a branch and check out the merge commit GitHub builds for it.
+
+    actions/checkout checks out that merge commit (refs/pull/N/merge): its first
+    parent is the base branch, its second the pull request's head. Returns its sha.
+    """
+    git("checkout", "-q", "-b", f"pr-{PULL_NUMBER}", cwd=workspace)
+    edit(workspace)
+    git("add", "-A", cwd=workspace)
+    git("commit", "-q", "--allow-empty", "-m", "the pull request", cwd=workspace)
+    git("checkout", "-q", "--detach", "main", cwd=workspace)
+    git(
+        "merge", "-q", "--no-ff", "-m", "Merge the pull request", f"pr-{PULL_NUMBER}", cwd=workspace
+    )
     return git("rev-parse", "HEAD", cwd=workspace)
 
 
-def pull_request_event(base_sha: str) -> dict[str, object]:
-    return {
+def pull_request_event(
+    base_sha: str, labels: Sequence[str] = (), labeled_by: str | None = None
+) -> dict[str, object]:
+    """A `pull_request` event; `labeled_by` makes it the `labeled` event of the last label."""
+    event: dict[str, object] = {
+        "action": "synchronize",
         "number": PULL_NUMBER,
-        "pull_request": {"number": PULL_NUMBER, "base": {"sha": base_sha}, "head": {}},
+        "pull_request": {
+            "number": PULL_NUMBER,
+            "base": {"sha": base_sha},
+            "head": {},
+            "labels": [{"name": name} for name in labels],
+        },
+        "sender": {"login": "pr-author"},
     }
+    if labeled_by is not None and labels:
+        event.update(action="labeled", label={"name": labels[-1]}, sender={"login": labeled_by})
+    return event
 
 
 def action_env(
@@ -100,5 +142,84 @@ def read_outputs(path: Path) -> dict[str, str]:
     return values
 
 
+def acted_on(log: str) -> list[str]:
+    """The workflow-command lines a runner would act on, reading `log` as it does.
+
+    Between `::stop-commands::TOKEN` and `::TOKEN::` nothing is a command.
+    """
+    acted: list[str] = []
+    resume: str | None = None
+    for line in log.split("\n"):
+        if resume is not None:
+            if line == f"::{resume}::":
+                resume = None
+            continue
+        if line.startswith("::stop-commands::"):
+            resume = line.removeprefix("::stop-commands::")
+        elif line.startswith("::"):
+            acted.append(line)
+    return acted
+
+
 def write_event(path: Path, event: dict[str, object]) -> None:
     path.write_text(json.dumps(event))
+
+
+@dataclass
+class Runner:
+    """One job's worth of Actions environment around a checked-out workspace.
+
+    The entrypoint runs as the runner runs it: an isolated interpreter
+    (`python -I`, as the image's ENTRYPOINT), the workspace as working directory.
+    """
+
+    root: Path
+    workspace: Path
+    api: FakeGitHub
+    base_sha: str
+
+    def run(
+        self, event_name: str = "pull_request", event: dict | None = None, **inputs: str
+    ) -> subprocess.CompletedProcess[str]:
+        files = self.root / f"files-{len(list(self.root.glob('files-*')))}"
+        files.mkdir()
+        if event is None and event_name == "pull_request":
+            event = pull_request_event(self.base_sha)
+        write_event(files / "event.json", event or {})
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("GITHUB_", "INPUT_", "RUNNER_"))
+        }
+        env.update(
+            action_env(
+                workspace=str(self.workspace),
+                event_name=event_name,
+                event_path=str(files / "event.json"),
+                output=str(files / "output"),
+                summary=str(files / "summary"),
+                api_url=self.api.url,
+                token=TOKEN,
+                inputs=inputs,
+            )
+        )
+        # No PYTHONPATH: the isolated interpreter would ignore it; casegate comes from
+        # the installed package, as in the image.
+        env.update({"HOME": str(self.root / "home"), "RUNNER_TEMP": str(files)})
+        finished = subprocess.run(
+            [sys.executable, "-I", "-m", "gate.action"],
+            cwd=self.workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        self.last_files = files
+        return finished
+
+    def outputs(self) -> dict[str, str]:
+        return read_outputs(self.last_files / "output")
+
+    def summary(self) -> str:
+        return (self.last_files / "summary").read_text()

@@ -1,0 +1,182 @@
+"""Run the suite in a child process and accept only a complete, finished run.
+
+The pull request's code (python targets, custom checks) runs in that child, with
+no GitHub token in its environment. The parent, which never imports user code,
+gates only when the child exited 0, said it finished, and wrote results for
+every selected case. A `sys.exit(0)`, `os._exit(0)` or crash inside user code
+therefore ends in "could not judge" (exit 2), never in a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate.config import Mode
+from gate.errors import CasegateError, ResultsError
+from gate.results import RunResults, ensure_replaceable, read_results
+
+#: variables the child never sees: the pull request's code must not reach them
+WITHHELD = (
+    "INPUT_GITHUB-TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+)
+
+
+class IncompleteRun(CasegateError):
+    """The supervised run ended without a complete results file: nothing can be gated."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRun:
+    results: RunResults
+    #: what the child printed, when it was captured (the Action fences it in the log)
+    output: str = ""
+
+
+def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    return {key: value for key, value in environ.items() if key not in WITHHELD}
+
+
+def _interpreter_flags() -> list[str]:
+    # -P: the working directory (the pull request's checkout) is not put on sys.path;
+    # an isolated parent (-I, as in the Action's image) gets an isolated child.
+    return ["-I"] if sys.flags.isolated else ["-P"]
+
+
+def run_supervised(
+    config: Path,
+    overrides: Sequence[str],
+    mode: Mode,
+    out: Path,
+    *,
+    expected: Sequence[str],
+    reference: Path | None = None,
+    only_missing: bool = False,
+    show_progress: bool = True,
+    capture: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> ChildRun:
+    """Run the suite in a child; the results only when they are complete.
+
+    Raises IncompleteRun when the child ended early or wrote less than `expected`,
+    and the child's own CasegateError problems when it refused to run.
+    Interrupted results are returned as they are (the caller exits 130).
+    """
+    ensure_replaceable(out)  # before the run: a refused path must not cost a paid run
+    nonce = secrets.token_hex(16)
+    with tempfile.TemporaryDirectory(prefix="casegate-run-") as scratch:
+        request_path = Path(scratch) / "request.json"
+        status_path = Path(scratch) / "status.json"
+        partial = Path(scratch) / "results.json"
+        request = {
+            "config": str(config),
+            "overrides": list(overrides),
+            "mode": mode,
+            "out": str(partial),
+            "reference": str(reference) if reference else None,
+            "only_missing": only_missing,
+            "show_progress": show_progress,
+            "status": str(status_path),
+            "nonce": nonce,
+        }
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]
+        child = subprocess.Popen(
+            command,
+            env=child_environment(os.environ if environ is None else environ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if capture else None,
+            stderr=subprocess.STDOUT if capture else None,
+            text=True,
+            errors="replace",
+            # Its own process group: Ctrl-C reaches it once, through us, and whatever
+            # the user's code leaves running is ended with it.
+            start_new_session=True,
+        )
+        printed = _wait(child)
+        status = _status(status_path)
+        code = child.returncode
+        problems = status.get("problems")
+        if isinstance(problems, list) and problems and code not in (0, 130):
+            raise CasegateError([str(problem) for problem in problems])
+        if code == 130 and partial.is_file():
+            interrupted = read_results(partial)
+            _keep(partial, out)
+            return ChildRun(interrupted, printed)
+        if code != 0 or status.get("done") != nonce or not partial.is_file():
+            raise IncompleteRun(
+                f"the run ended (exit code {code}) before it finished judging every case, so "
+                "nothing was gated; the system under test or a custom check may have ended "
+                "the process (sys.exit, os._exit, a signal)"
+            )
+        results = read_results(partial)
+        _require_every_case(results, expected)
+        _keep(partial, out)
+        return ChildRun(results, printed)
+
+
+def _keep(partial: Path, out: Path) -> None:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(partial, out)  # the scratch folder may be on another file system
+    except OSError as exc:
+        raise CasegateError(f"{out}: cannot write the results file: {exc.strerror}") from None
+
+
+def _wait(child: subprocess.Popen[str]) -> str:
+    """The child's captured output once it exits; Ctrl-C is passed on, once."""
+    interrupted = False
+    while True:
+        try:
+            printed, _ = child.communicate()
+            break
+        except KeyboardInterrupt:
+            if not interrupted:
+                child.send_signal(signal.SIGINT)  # it writes what finished, then exits 130
+                interrupted = True
+    with contextlib.suppress(OSError):
+        os.killpg(child.pid, signal.SIGKILL)
+    return printed or ""
+
+
+def _status(path: Path) -> dict[str, object]:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _require_every_case(results: RunResults, expected: Sequence[str]) -> None:
+    if results.interrupted:
+        return
+    judged = {case.id for case in results.cases}
+    missing = sorted(set(expected) - judged)
+    unexpected = sorted(judged - set(expected))
+    if missing or unexpected or not judged:
+        raise ResultsError(
+            f"the run's results cover {len(judged)} of the {len(set(expected))} selected "
+            f"case(s) (missing: {', '.join(missing[:10]) or 'none'}; unexpected: "
+            f"{', '.join(unexpected[:10]) or 'none'}): an incomplete run is never gated"
+        )

@@ -1,0 +1,50 @@
+"""The supervised run: `python -m gate.worker REQUEST.json`, started by gate.supervise.
+
+This process imports the user's code (python targets, custom checks), so it
+decides nothing: it runs the suite and writes the results file. Whatever the
+user's code does here — `sys.exit(0)`, `os._exit(0)`, a stray signal — the
+supervisor only gates a results file this process finished writing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+EXIT_DONE = 0
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: list[str]) -> int:
+    from gate.cli import load_project
+    from gate.errors import CasegateError
+    from gate.results import read_results, write_results
+    from gate.run import execute
+
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    status = Path(request["status"])
+    try:
+        loaded, cases = load_project(Path(request["config"]), request["overrides"])
+        reference = read_results(Path(request["reference"])) if request["reference"] else None
+        results = execute(
+            loaded,
+            cases,
+            request["mode"],
+            only_missing=request["only_missing"],
+            show_progress=request["show_progress"],
+            reference=reference,
+        )
+        write_results(results, Path(request["out"]))
+    except CasegateError as exc:
+        status.write_text(json.dumps({"problems": exc.problems}), encoding="utf-8")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    status.write_text(json.dumps({"done": request["nonce"]}), encoding="utf-8")
+    return EXIT_INTERRUPTED if results.interrupted else EXIT_DONE
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,256 @@
+"""The ruler: read from the base commit, compared with the change, applied to the verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate import basetree, ruler
+from gate.cli import main
+from gate.config import GateConfig
+from gate.errors import ConfigError
+from tests.conftest import Project, case
+from tests.fakes.actions import git, init_repository
+
+CASES = [
+    case("greet", "hello", contains="hello", fields_={"critical": True}),
+    case("echo", "world", contains="world"),
+    case("other", "again", contains="again"),
+]
+
+
+@pytest.fixture
+def repo(project: Project) -> Project:
+    """The project as a git repository whose one commit holds a baseline."""
+    project.write_cases(CASES)
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    init_repository(project.root)
+    return project
+
+
+def side(project: Project, overrides: tuple[str, ...] = ()) -> ruler.Side:
+    return ruler.load_side(project.config_path, overrides, project.root)
+
+
+def base_side(project: Project, tmp_path: Path) -> ruler.Side:
+    tree, refused = basetree.extract_tree(project.root, "HEAD", tmp_path / "scratch")
+    return ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
+
+
+def edit_config(project: Project, **changes: Any) -> None:
+    data = yaml.safe_load(project.config_path.read_text())
+    data.update(changes)
+    project.config_path.write_text(yaml.safe_dump(data))
+
+
+def changes_after(repo: Project, tmp_path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
+    found = ruler.compare_rulers(base_side(repo, tmp_path), side(repo, overrides))
+    return [f"{'-' if c.loosens else '+'} {c.describe()}" for c in found]
+
+
+def test_an_unchanged_ruler_has_no_changes(repo: Project, tmp_path: Path) -> None:
+    assert changes_after(repo, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("gate.block_on_errors=false", "- gate rule: block_on_errors true → false"),
+        (
+            "gate.block_on_critical_failure=true",
+            "+ gate rule: block_on_critical_failure false → true",
+        ),
+        ("gate.tolerance=0.2", "- gate rule: tolerance 0 → 0.2"),
+        ("gate.alpha=0.001", "- gate rule: alpha 0.02 → 0.001"),
+        ("gate.alpha=0.1", "+ gate rule: alpha 0.02 → 0.1"),
+        ("gate.on_inconclusive=block", "+ gate rule: on_inconclusive ship → block"),
+        ("gate.max_cost_increase=0.1", "+ gate rule: max_cost_increase none → 0.1"),
+        ("samples=3", "+ samples: 1 → 3"),
+        ("samples=auto", "- samples: 1 → auto"),
+        ("min_pass_rate=0.5", "- min_pass_rate: 1 → 0.5"),
+        (
+            "baseline=baselines/other.json",
+            "- baseline path: baselines/demo.json → baselines/other.json",
+        ),
+        ("cases=cases/none.yaml", None),
+    ],
+)
+def test_each_rule_change_is_named_with_its_direction(
+    repo: Project, tmp_path: Path, override: str, expected: str | None
+) -> None:
+    if expected is None:  # a selection that loads nothing is a config error, not a change
+        with pytest.raises(ConfigError, match="matches no"):
+            changes_after(repo, tmp_path, (override,))
+        return
+    assert expected in changes_after(repo, tmp_path, (override,))
+
+
+def test_case_level_changes(repo: Project, tmp_path: Path) -> None:
+    greet, echo, _other = CASES
+    repo.write_cases(
+        [
+            {**greet, "critical": False},
+            {**echo, "expect": {"contains": "w"}, "min_pass_rate": 0.5, "weight": 2},
+            case("brand-new", "x", contains="x", fields_={"critical": True}),
+        ]
+    )
+    found = changes_after(repo, tmp_path)
+    assert found[0].startswith("-")  # loosening first
+    assert set(found) == {
+        "- critical case greet: made non-critical",
+        "- case echo: expect changed without a version bump",
+        "- case echo: min_pass_rate 1 → 0.5",
+        "- case echo: weight 1 → 2",
+        "- case other: removed from the selection",
+        "+ critical case brand-new: added",
+    }
+
+
+def test_a_version_bump_with_a_new_expectation_sets_a_plain_case_aside(
+    repo: Project, tmp_path: Path
+) -> None:
+    greet, echo, other = CASES
+    repo.write_cases([greet, {**echo, "expect": {"contains": "w"}, "version": 2}, other])
+    assert changes_after(repo, tmp_path) == [
+        "+ case echo: version 1 → 2",
+        "+ case echo: expect changed",
+    ]
+    repo.write_cases([{**greet, "expect": {"contains": "h"}, "version": 2}, echo, other])
+    assert set(changes_after(repo, tmp_path)) == {
+        "- critical case greet: version 1 → 2",
+        "- critical case greet: expect changed",
+    }
+
+
+@given(
+    before=st.floats(0, 1, allow_nan=False),
+    after=st.floats(0, 1, allow_nan=False),
+    key=st.sampled_from(["tolerance", "non_inferiority_margin"]),
+)
+def test_a_higher_tolerance_always_loosens(before: float, after: float, key: str) -> None:
+    assert ruler._loosens(ruler.RULE_DIRECTIONS[key], before, after) == (after > before)
+
+
+@given(flags=st.lists(st.booleans(), min_size=2, max_size=2))
+def test_switching_a_blocking_rule_off_is_the_only_loosening_switch(flags: list[bool]) -> None:
+    before, after = flags
+    assert ruler._loosens("off", before, after) == (before and not after)
+
+
+def test_every_gate_rule_field_has_a_direction() -> None:
+    assert set(ruler.RULE_DIRECTIONS) == set(GateConfig.model_fields)
+
+
+# --- where the base is and what may be read from it ----------------------------------
+
+
+def test_the_merge_commits_first_parent_is_the_base(repo: Project) -> None:
+    base = git("rev-parse", "HEAD", cwd=repo.root)
+    git("checkout", "-q", "-b", "topic", cwd=repo.root)
+    repo.write_text("notes.txt", "x")
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "topic", cwd=repo.root)
+    git("checkout", "-q", "--detach", "main", cwd=repo.root)
+    git("merge", "-q", "--no-ff", "-m", "merge", "topic", cwd=repo.root)
+    assert basetree.pull_request_base(repo.root, "0" * 40) == (base, [])
+
+
+def test_without_a_merge_commit_the_event_base_is_used_and_said(repo: Project) -> None:
+    base = git("rev-parse", "HEAD", cwd=repo.root)
+    sha, notes = basetree.pull_request_base(repo.root, base)
+    assert sha == base and "not a merge commit" in notes[0]
+    with pytest.raises(ConfigError, match="fetch-depth: 0"):
+        basetree.pull_request_base(repo.root, "ab" * 20)
+
+
+@pytest.mark.parametrize(
+    ("relative", "message"),
+    [
+        ("/etc/passwd", "must be a path relative"),
+        ("../outside.json", "points outside the repository"),
+        ("linked/demo.json", "goes through a symbolic link"),
+        ("baselines/link.json", "goes through a symbolic link"),
+    ],
+)
+def test_a_baseline_path_stays_inside_the_repository(
+    repo: Project, relative: str, message: str
+) -> None:
+    (repo.root / "linked").symlink_to(repo.root / "baselines")
+    (repo.root / "baselines" / "link.json").symlink_to("demo.json")
+    with pytest.raises(ConfigError, match=message):
+        basetree.inside(repo.root, relative, "baseline")
+
+
+def test_a_base_whose_baseline_is_a_symlink_is_refused(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = repo.root / "baselines" / "demo.json"
+    baseline.rename(repo.root / "baselines" / "real.json")
+    baseline.symlink_to("real.json")
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "a linked baseline", cwd=repo.root)
+    assert main(["check", "--base", "HEAD", "--quiet"]) == 2
+    assert "goes through a symbolic link" in capsys.readouterr().err
+
+
+def test_a_link_out_of_the_base_tree_is_refused(repo: Project, tmp_path: Path) -> None:
+    (repo.root / "escape").symlink_to("/etc/hostname")
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "a link out", cwd=repo.root)
+    tree, refused = basetree.extract_tree(repo.root, "HEAD", tmp_path / "scratch")
+    # The rest of the tree is there; the link is not, and reading it is refused by name.
+    assert (tree / "casegate.yml").is_file() and not (tree / "escape").exists()
+    with pytest.raises(ConfigError, match="links out of the repository"):
+        basetree.inside(tree, "escape", "baseline", refused)
+
+
+# --- casegate check --base ------------------------------------------------------------
+
+
+def test_check_base_blocks_a_loosening_change_until_accepted(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    greet, echo, other = CASES
+    repo.write_system(
+        "def answer(case_input, system):\n    return 'nothing useful'\n"
+    )  # every case now fails
+    repo.write_cases([{**greet, "critical": False}, echo, other])
+    edit_config(repo, gate={"block_on_pass_rate_drop": False})
+    assert main(["check", "--base", "main", "--mode", "live", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "made non-critical" in out and "block_on_pass_rate_drop true → false" in out
+    assert "loosens the ruler" in out
+    # Judged by the base's criticality: greet is still a critical regression.
+    assert "1 critical case(s) passed on the baseline" in out
+    code = main(["check", "--base", "main", "--mode", "live", "--quiet", "--accept-ruler-change"])
+    out = capsys.readouterr().out
+    assert code == 0, out  # the change's own ruler, accepted on purpose: nothing blocks
+    assert "accepted" in out and "--accept-ruler-change" in out
+
+
+def test_check_base_judges_by_the_base_threshold(
+    repo: Project, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    results = tmp_path / "r.json"
+    greet, echo, other = CASES
+    repo.write_system("def answer(case_input, system):\n    return 'nothing useful'\n")
+    repo.write_cases([{**greet, "min_pass_rate": 0}, echo, other])
+    assert main(["check", "--base", "main", "--mode", "live", "--out", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "greet [critical]: 0/1 samples passed, below the base's min_pass_rate 1" in out
+    assert json.loads(results.read_text())["summary"]["cases"] == 3
+
+
+def test_a_pull_request_that_brings_the_first_config_needs_acceptance(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.config_path.rename(repo.root / "casegate-new.yml")
+    code = main(["check", "-c", "casegate-new.yml", "--base", "main", "--mode", "live", "--quiet"])
+    assert code == 1
+    assert "does not exist on the base commit" in capsys.readouterr().out
