@@ -2,17 +2,22 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Two layers: `make demo` needs only the runtime set; `make test` adds the dev tools.
+RUNTIME := $(VENV)/.runtime-installed
+STAMP := $(VENV)/.dev-installed
 
 .PHONY: demo test lint typecheck unit bench container-test clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(RUNTIME): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	touch $@
 
-demo: $(STAMP)
+$(STAMP): $(RUNTIME)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $@
+
+demo: $(RUNTIME)
 	$(BIN)/casegate run --mode replay --out .casegate/demo-results.json
 	@echo
 	@echo "--- the committed candidate variant (shorter prompt, cheaper model label) against the baseline:"

@@ -1,7 +1,8 @@
 """The GitHub Action's entrypoint: `python -m gate.action`, inside the action's container.
 
 It reads the Actions runtime contract (INPUT_* with hyphens kept, GITHUB_*),
-runs `check` (or `baseline` after a merge), writes the markdown report to the
+runs `check` (or `baseline` after a merge, or `comment` to post a fork's report
+from its artifact: gate.forkcomment), writes the markdown report to the
 step summary, sets the step's outputs, annotates the case files of regressed
 and errored cases, keeps one sticky comment per suite on the pull request, and
 exits per `fail-on`. A comment that cannot be written is a warning: it never
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gate.errors import CasegateError, ConfigError
+from gate.forkcomment import post_report, write_report_dir
 from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
 from gate.report import cell
 from gate.secrets import redact
@@ -74,6 +76,7 @@ class Inputs:
     fail_on: str
     working_directory: str
     comment_author: str = DEFAULT_COMMENT_AUTHOR
+    report_dir: str = ""
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -96,8 +99,10 @@ def _boolean(name: str, value: str) -> bool:
 
 def read_inputs(environ: Mapping[str, str]) -> Inputs:
     command_name = read_input(environ, "command", "check")
-    if command_name not in ("check", "baseline"):
-        raise ConfigError(f"input `command` must be check or baseline, not {command_name!r}")
+    if command_name not in ("check", "baseline", "comment"):
+        raise ConfigError(
+            f"input `command` must be check, baseline or comment, not {command_name!r}"
+        )
     fail_on = read_input(environ, "fail-on", "block")
     if fail_on not in ("block", "never"):
         raise ConfigError(f"input `fail-on` must be block or never, not {fail_on!r}")
@@ -120,6 +125,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         fail_on=fail_on,
         working_directory=read_input(environ, "working-directory", "."),
         comment_author=read_input(environ, "comment-author", DEFAULT_COMMENT_AUTHOR),
+        report_dir=read_input(environ, "report-dir"),
     )
 
 
@@ -305,6 +311,15 @@ def run(environ: dict[str, str]) -> int:
     token = take_token(environ)
     inputs = dataclasses.replace(read_inputs(environ), token=token)
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    if inputs.command == "comment":  # a fork's report, posted from a workflow_run
+        return post_report(
+            workspace,
+            inputs.report_dir,
+            read_event(environ),
+            environ,
+            token=inputs.token,
+            author=inputs.comment_author,
+        )
     mark_safe_directory(workspace)
     cwd = (workspace / inputs.working_directory).resolve()
     if not cwd.is_dir():
@@ -414,6 +429,10 @@ def run_check(
         return EXIT_INTERRUPTED
     _print_untrusted(report.text_report(outcome.comparison, outcome.verdict))
     _append(environ.get("GITHUB_STEP_SUMMARY"), fit_summary(outcome.markdown) + "\n")
+    if inputs.report_dir:  # for casegate-comment.yml, through an artifact
+        write_report_dir(
+            workspace / inputs.report_dir, suite, outcome.verdict.decision, outcome.markdown
+        )
     write_outputs(environ.get("GITHUB_OUTPUT"), check_outputs(outcome, workspace))
     annotations, left_out = cap_annotations(
         ruler_annotations(outcome, cwd, workspace) + case_annotations(outcome, cwd, workspace)
@@ -447,8 +466,69 @@ def run_check(
     return int(outcome.verdict.exit_code)
 
 
+TOKEN_FD = "CASEGATE_TOKEN_FD"  # noqa: S105 - the name of a variable, not a secret
+
+
+#: handed to the restarted entrypoint through a pipe, never through its environment
+PIPED = (
+    *TOKEN_VARIABLES,
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+)
+
+
+def start_without_token() -> None:
+    """Start this entrypoint again with the token out of the process environment.
+
+    `os.environ.pop` changes Python's copy only: the kernel keeps the environment the
+    process started with in /proc/PID/environ, where code running as the same user
+    (the supervised run) could read it. So the token — and the paths of the step's
+    output and summary files — travel through a pipe, and the process image is
+    replaced by one whose environment never held them.
+    """
+    piped = {key: os.environ[key] for key in PIPED if key in os.environ}
+    read_end, write_end = os.pipe()
+    os.write(write_end, json.dumps(piped).encode())
+    os.close(write_end)
+    os.set_inheritable(read_end, True)
+    environment = {k: v for k, v in os.environ.items() if k not in PIPED}
+    environment[TOKEN_FD] = str(read_end)
+    flags = ["-I"] if sys.flags.isolated else []
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, *flags, "-m", "gate.action"], environment)  # noqa: S606
+
+
+def restore_piped(environ: dict[str, str]) -> None:
+    """Put what `start_without_token` piped back into `environ` (not os.environ)."""
+    descriptor = environ.pop(TOKEN_FD, None)
+    os.environ.pop(TOKEN_FD, None)
+    if descriptor is None or not descriptor.isdigit():
+        return
+    with os.fdopen(int(descriptor), "rb") as stream:
+        piped = json.loads(stream.read().decode() or "{}")
+    environ.update({str(k): str(v) for k, v in piped.items() if k in PIPED})
+
+
+def not_dumpable() -> None:
+    """Keep same-user processes out of /proc/PID (environ, fd/1) of this one (Linux)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):  # not Linux: nothing to do
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if any(key in os.environ for key in PIPED):
+        start_without_token()
+    not_dumpable()
     environ = dict(os.environ)
+    restore_piped(environ)
     try:
         return run(environ)
     except CasegateError as exc:

@@ -7,17 +7,25 @@ through a link that leaves that folder.
 
 from __future__ import annotations
 
-import io
 import subprocess
-import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gate.errors import ConfigError
 
+#: git must not find a repository the pull request made (a bare repository is a few
+#: committed files: HEAD, config, objects/, refs/); nor run anything from one.
+GIT_HARDENING = ("-c", "safe.bareRepository=explicit", "-c", "core.fsmonitor=false")
 
-def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+
+def git(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)  # noqa: S607
+        return subprocess.run(
+            ["git", *GIT_HARDENING, *args],  # noqa: S607 - git from PATH, as the image has it
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            check=False,
+        )
     except OSError as exc:
         raise ConfigError(
             f"git is needed to read the ruler from the base commit and cannot run: {exc}"
@@ -25,8 +33,22 @@ def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
 
 
 def repo_root_of(path: Path) -> Path | None:
-    found = git("rev-parse", "--show-toplevel", cwd=path)
-    return Path(found.stdout.decode().strip()) if found.returncode == 0 else None
+    """The checkout `path` is in, only if its git folder is the `.git` at its top.
+
+    Anything else (a repository inside the checkout, a bare one a pull request
+    committed) is not the repository the runner checked out.
+    """
+    found = git("rev-parse", "--show-toplevel", "--absolute-git-dir", cwd=path)
+    lines = found.stdout.decode(errors="replace").splitlines()
+    if found.returncode != 0 or len(lines) != 2:
+        return None
+    top, git_dir = Path(lines[0]), Path(lines[1])
+    if git_dir.resolve() != (top / ".git").resolve():
+        raise ConfigError(
+            f"{path} is inside a git repository at {git_dir} that is not the checkout's own "
+            ".git: casegate reads the ruler only from the repository actions/checkout made"
+        )
+    return top
 
 
 def resolve_commit(repo_root: Path, ref: str) -> str:
@@ -48,7 +70,8 @@ def pull_request_base(repo_root: Path, event_base_sha: str | None) -> tuple[str,
     the base branch as merged. `base.sha` in the event can lag behind that branch,
     so it is only the fallback for a checkout that is not a merge commit.
     """
-    parents = git("rev-list", "--parents", "-n", "1", "HEAD", cwd=repo_root)
+    # `--`: HEAD is the revision even when the pull request adds a file named HEAD.
+    parents = git("rev-list", "--parents", "-n", "1", "HEAD", "--", cwd=repo_root)
     shas = parents.stdout.decode().split()
     if parents.returncode == 0 and len(shas) == 3:
         return shas[1], []
@@ -67,29 +90,76 @@ def pull_request_base(repo_root: Path, event_base_sha: str | None) -> tuple[str,
 def extract_tree(repo_root: Path, commit: str, scratch: Path) -> tuple[Path, frozenset[str]]:
     """The files of `commit` under `scratch`, and the paths left out as unsafe.
 
-    A link out of the tree (absolute, or climbing above it) is not written; reading
-    any file through it is then refused by name (see `inside`).
+    Read as raw blobs (`ls-tree` + `cat-file`): no filter, attribute or hook of the
+    repository runs. A link out of the tree (absolute, or climbing above it) is not
+    written; reading any file through it is then refused by name (see `inside`).
     """
-    archive = git("archive", "--format=tar", commit, cwd=repo_root)
-    if archive.returncode != 0:
+    listing = git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=repo_root)
+    if listing.returncode != 0:
         raise ConfigError(
             f"cannot read the base commit {commit[:7]}: "
-            + archive.stderr.decode(errors="replace").strip()
+            + listing.stderr.decode(errors="replace").strip()
         )
+    entries: list[tuple[str, str, str]] = []
+    for record in listing.stdout.split(b"\0"):
+        if not record:
+            continue
+        head, _, raw_name = record.partition(b"\t")
+        mode, kind, sha = head.decode().split()
+        if kind == "blob":  # submodules (commits) are not part of the ruler
+            entries.append((mode, sha, raw_name.decode("utf-8", errors="surrogateescape")))
+    blobs = _blobs(repo_root, [sha for _, sha, _ in entries])
     target = scratch / f"base-{commit[:12]}"
     target.mkdir(parents=True, exist_ok=True)
-    refused: set[str] = set()
+    left_out: set[str] = set()
+    for mode, sha, name in entries:
+        link = blobs[sha].decode("utf-8", errors="surrogateescape") if mode == "120000" else None
+        if not _stays_inside(name, link):
+            left_out.add(name)
+            continue
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if link is not None:
+            path.symlink_to(link)
+        else:
+            path.write_bytes(blobs[sha])
+    return target, frozenset(left_out)
 
-    def safe_only(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
-        try:
-            return tarfile.data_filter(member, path)
-        except tarfile.FilterError:
-            refused.add(member.name)
-            return None
 
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(target, filter=safe_only)  # noqa: S202 - each member passes data_filter
-    return target, frozenset(refused)
+def _blobs(repo_root: Path, shas: list[str]) -> dict[str, bytes]:
+    """Every blob's raw content, in one `git cat-file --batch`."""
+    unique = list(dict.fromkeys(shas))
+    found = git(
+        "cat-file", "--batch", cwd=repo_root, stdin="".join(f"{s}\n" for s in unique).encode()
+    )
+    if found.returncode != 0:
+        raise ConfigError("cannot read the base commit's files: " + found.stderr.decode().strip())
+    out, position, blobs = found.stdout, 0, {}
+    for sha in unique:
+        end = out.index(b"\n", position)
+        size = out[position:end].split()[-1].decode()
+        start = end + 1
+        blobs[sha] = out[start : start + int(size)]
+        position = start + int(size) + 1
+    return blobs
+
+
+def _stays_inside(name: str, link: str | None) -> bool:
+    """A path, and a link's target, that stay inside the tree."""
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or ".git" in path.parts:
+        return False
+    if link is None:
+        return True
+    target = PurePosixPath(link)
+    if target.is_absolute():
+        return False
+    depth = len(path.parent.parts)
+    for part in target.parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            return False
+    return True
 
 
 def inside(root: Path, relative: str, what: str, refused: frozenset[str] = frozenset()) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,11 +86,11 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, limit: int = 60) -> str:
     try:
-        return _short(json.dumps(value, ensure_ascii=False), 60)
+        return _short(json.dumps(value, ensure_ascii=False), limit)
     except (TypeError, ValueError):
-        return _short(repr(value), 60)
+        return _short(repr(value), limit)
 
 
 # --- argument validation ----------------------------------------------------
@@ -246,9 +247,45 @@ def equals(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         actual = norm(subject.text)
         if actual == expected:
             return Verdict(name, True)
-        return Verdict(name, False, f"expected {_describe(expected)}, got {_describe(actual)}")
+        return Verdict(name, False, _mismatch(expected, actual, normalized=bool(normalize)))
 
     return judge
+
+
+#: characters shown on each side of the first difference between two long strings
+DIFFERENCE_CONTEXT = 24
+_ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def _mismatch(expected: str, actual: str, *, normalized: bool = False) -> str:
+    """Both strings when they are short; else where they first differ, with context."""
+    if _fits(expected) and _fits(actual):
+        return f"expected {_describe(expected)}, got {_describe(actual)}"
+    at = next(
+        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+        min(len(expected), len(actual)),
+    )
+    after = " (after normalize)" if normalized else ""
+    return (
+        f"differs at character {at + 1}{after}: expected {_around(expected, at)}, "
+        f"got {_around(actual, at)}"
+    )
+
+
+def _fits(value: Any, limit: int = 60) -> bool:
+    """Whether `_describe` shows `value` whole."""
+    return len(_describe(value, limit + 1)) <= limit
+
+
+def _around(text: str, at: int) -> str:
+    """`text` near index `at`, line breaks shown as \\n, a cut marked "…", and
+    "(end of text)" when the text ends where the other goes on."""
+    if not text:
+        return "(empty)"
+    start, end = max(0, at - DIFFERENCE_CONTEXT), at + DIFFERENCE_CONTEXT
+    shown = text[start:end].translate(_ESCAPES)
+    ending = "…" if end < len(text) else " (end of text)" if at >= len(text) else ""
+    return ("…" if start else "") + shown + ending
 
 
 def contains(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
@@ -414,6 +451,41 @@ def _dotted(path: Sequence[Any]) -> str:
     return ".".join(str(part) for part in path) or "(root)"
 
 
+def _dangling_refs(schema: Any) -> list[str]:
+    """The `$ref`s that are not JSON pointers into the schema itself, or point at nothing.
+
+    Found when the cases load, so a broken schema is a config error, not a failed case.
+    """
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not _resolves(schema, ref):
+                found.append(ref)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _resolves(schema: Any, ref: str) -> bool:
+    if not ref.startswith("#"):
+        return False
+    node = schema
+    pointer = urllib.parse.unquote(ref[1:])
+    for raw in pointer.split("/")[1:] if pointer else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
+
+
 def json_schema(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
     if not isinstance(arg, Mapping):
         raise CheckSpecError(f"json_schema takes a JSON Schema mapping, got {_describe(arg)}")
@@ -422,12 +494,18 @@ def json_schema(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         validator_class = jsonschema.validators.validator_for(schema)
         validator_class.check_schema(schema)
         validator = validator_class(schema)
+        dangling = _dangling_refs(schema)
     except jsonschema.SchemaError as exc:
         raise CheckSpecError(f"json_schema: invalid schema: {_short(exc.message, 160)}") from None
     except (TypeError, ValueError, LookupError, RecursionError) as exc:  # dates, odd $schema
         raise CheckSpecError(
             f"json_schema: not a usable JSON Schema ({type(exc).__name__}: {_short(str(exc))})"
         ) from None
+    if dangling:
+        raise CheckSpecError(
+            f"json_schema: $ref {dangling[0]!r} does not resolve inside the schema (casegate "
+            "fetches no schema from elsewhere: put it under $defs and refer to '#/$defs/…')"
+        )
 
     def judge(subject: Subject) -> Verdict:
         parsed, failed = _parsed_or_fail(name, subject)
@@ -453,18 +531,36 @@ def fields(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         parsed, failed = _parsed_or_fail(name, subject)
         if failed:
             return failed
-        problems = []
-        for label, path, value in expected:
-            actual = resolve(parsed, path)
-            if actual is _MISSING:
-                problems.append(f"{label}: missing (expected {_describe(value)})")
-            elif not json_equal(actual, value):
-                problems.append(f"{label}: expected {_describe(value)}, got {_describe(actual)}")
+        problems = [
+            _field_problem(label, value, actual)
+            for label, path, value in expected
+            if (actual := resolve(parsed, path)) is _MISSING or not json_equal(actual, value)
+        ]
         if not problems:
             return Verdict(name, True)
-        return Verdict(name, False, "; ".join(problems))
+        reason = "; ".join(text for text, _ in problems)
+        if any(cut for _, cut in problems):
+            reason += " (values cut short: `casegate show` prints the whole output)"
+        return Verdict(name, False, reason)
 
     return judge
+
+
+#: a field's value is shown whole up to this many characters (of its JSON)
+FIELD_LIMIT = 200
+
+
+def _field_problem(label: str, expected: Any, actual: Any) -> tuple[str, bool]:
+    """What is wrong at one path, each value whole up to FIELD_LIMIT (two long strings
+    by where they first differ), and whether anything was cut."""
+    if actual is _MISSING:
+        shown = _describe(expected, FIELD_LIMIT)
+        return f"{label}: missing (expected {shown})", not _fits(expected, FIELD_LIMIT)
+    whole = _fits(expected, FIELD_LIMIT) and _fits(actual, FIELD_LIMIT)
+    if not whole and isinstance(expected, str) and isinstance(actual, str):
+        return f"{label}: {_mismatch(expected, actual)}", True
+    shown = f"expected {_describe(expected, FIELD_LIMIT)}, got {_describe(actual, FIELD_LIMIT)}"
+    return f"{label}: {shown}", not whole
 
 
 def _is_absent(value: Any) -> bool:

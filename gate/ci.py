@@ -16,9 +16,11 @@ from gate.config import LoadedConfig, Mode
 from gate.confirm import confirm
 from gate.errors import ConfigError
 from gate.files import write_text
+from gate.recheck import recheck
 from gate.results import RunResults, read_results
 from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
+from gate.select import Selection, require_same_selection
 from gate.supervise import run_supervised
 
 
@@ -70,6 +72,7 @@ def check(
     notes: Sequence[str] = (),
     ruling: Ruling | None = None,
     capture: bool = False,
+    selection: Selection | None = None,
 ) -> CheckOutcome:
     """Run the candidate in a supervised child, then compare, gate and report here.
 
@@ -89,10 +92,13 @@ def check(
         reference=baseline_path,
         show_progress=show_progress,
         capture=capture,
+        selection=selection,
     )
     candidate = child.results
     if candidate.interrupted:
         return CheckOutcome(candidate, out, output=child.output)
+    candidate = recheck(candidate, loaded, cases, mode)
+    require_same_selection(baseline.selection, candidate.selection)
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
     comparison = compare(baseline, candidate, rule)

@@ -11,10 +11,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__
+from gate import __version__, housekeeping, starter
 from gate.errors import CasegateError
 from gate.secrets import redact
-from gate.starter import DEFAULT_ACTION
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -44,13 +43,44 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
         help="override a config field for this run, e.g. system.model=gpt-4.1 (repeatable)",
     )
     parser.add_argument("--quiet", action="store_true", help="no summary and no progress bar")
+    _selection_options(parser)
 
 
-def load_project(config: Path, overrides: Sequence[str] = ()) -> tuple[Any, Any]:
-    """The validated config and its cases; warnings go to stderr."""
+def _selection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--case",
+        dest="case_patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only cases whose id matches this glob (repeatable)",
+    )
+    parser.add_argument(
+        "--tag",
+        dest="tag_patterns",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only cases with this tag (a glob; repeatable); '!TAG' leaves them out",
+    )
+
+
+def selection_of(args: argparse.Namespace) -> Any:
+    from gate.select import Selection
+
+    return Selection(
+        tuple(getattr(args, "case_patterns", ())), tuple(getattr(args, "tag_patterns", ()))
+    )
+
+
+def load_project(
+    config: Path, overrides: Sequence[str] = (), selection: Any = None
+) -> tuple[Any, Any]:
+    """The validated config and its (selected) cases; warnings go to stderr."""
     from gate.cases import load_cases, resolve_case_paths
     from gate.config import load_config
     from gate.errors import ConfigError
+    from gate.select import Selection, select
 
     loaded = load_config(config, overrides)
     for warning in loaded.warnings:
@@ -58,11 +88,14 @@ def load_project(config: Path, overrides: Sequence[str] = ()) -> tuple[Any, Any]
     files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
     if problems:
         raise ConfigError([f"{config}: {p}" for p in problems])
-    return loaded, load_cases(files, display_root=Path.cwd())
+    # `cases: .` would take the config for a case file: it never is one.
+    files = [file for file in files if file.resolve() != config.resolve()]
+    cases = load_cases(files, display_root=Path.cwd())
+    return loaded, select(cases, selection or Selection())
 
 
 def load(args: argparse.Namespace) -> tuple[Any, Any]:
-    return load_project(args.config, getattr(args, "overrides", ()))
+    return load_project(args.config, getattr(args, "overrides", ()), selection_of(args))
 
 
 def _execute(args: argparse.Namespace) -> Any:
@@ -76,6 +109,7 @@ def _execute(args: argparse.Namespace) -> Any:
         mode,
         only_missing=getattr(args, "only_missing", False),
         show_progress=not args.quiet,
+        selection=selection_of(args).to_dict(),
     )
 
 
@@ -172,8 +206,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from gate.report import text_report
+    from gate.select import require_same_selection
 
-    _, _, comparison, verdict = _compare_files(args)
+    baseline, candidate, comparison, verdict = _compare_files(args)
+    require_same_selection(baseline.selection, candidate.selection)
     try:
         print(text_report(comparison, verdict), flush=True)
     except BrokenPipeError:
@@ -214,6 +250,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             report_path=args.report,
             show_progress=not args.quiet,
             ruling=ruling,
+            selection=selection_of(args),
         )
     if outcome.comparison is None or outcome.verdict is None:
         return _interrupted(outcome.candidate, outcome.results_path)
@@ -260,6 +297,34 @@ def refuse_errored_baseline(results: Any, allow_errors: bool) -> None:
         raise ResultsError("the run judged no case: there is no baseline to write")
 
 
+def cmd_list(args: argparse.Namespace) -> int:
+    """The suite's cases, one line each: what `--case` and `--tag` choose from."""
+    from tabulate import tabulate
+
+    loaded, cases = load(args)
+    rows = [
+        {
+            "id": case.id,
+            "tags": case.tags,
+            "critical": case.is_critical,
+            "samples": case.samples or loaded.config.samples,
+            "source": f"{case.source}:{case.line}",
+        }
+        for case in cases
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = [
+        [r["id"], ", ".join(r["tags"]), "yes" if r["critical"] else "", r["samples"], r["source"]]
+        for r in rows
+    ]
+    headers = ["id", "tags", "critical", "samples", "file:line"]
+    print(tabulate(table, headers=headers, tablefmt="plain", disable_numparse=True))
+    print(f"{len(rows)} case(s), {sum(1 for r in rows if r['critical'])} critical")
+    return 0
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     args.mode = "record"
     return cmd_run(args)
@@ -267,9 +332,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from gate.recordings import RecordingStore
-    from gate.run import make_grader, preflight, prepare_user_checks
+    from gate.run import import_python_target, make_grader, preflight, prepare_user_checks
 
     loaded, cases = load(args)
+    import_python_target(loaded)
     prepare_user_checks(loaded, cases)
     preflight(loaded, cases, loaded.resolved_system())
     make_grader(
@@ -301,18 +367,6 @@ def cmd_judge_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_init(args: argparse.Namespace) -> int:
-    from gate.starter import write_starter
-
-    for path in write_starter(args.dir, args.action):
-        print(f"wrote {path}")
-    print(
-        "next: edit prompts/ and cases/, export your provider's key, then "
-        "`casegate record` and `casegate baseline`, and commit everything"
-    )
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="casegate",
@@ -340,6 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="call the system only for requests replay would miss",
     )
     record.set_defaults(handler=cmd_record)
+
+    listing = commands.add_parser("list", help="list the cases: id, tags, critical, file:line")
+    _config_option(listing)
+    _selection_options(listing)
+    listing.add_argument("--json", action="store_true", help="as a JSON array")
+    listing.set_defaults(handler=cmd_list)
 
     validate = commands.add_parser("validate", help="load and lint the config and every case")
     _config_option(validate)
@@ -392,16 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     baseline.set_defaults(handler=cmd_baseline)
 
-    init = commands.add_parser(
-        "init", help="write a starter config, two example cases and the three workflows"
-    )
-    init.add_argument("--dir", type=Path, default=Path("."), help="where (default: here)")
-    init.add_argument(
-        "--action",
-        default=DEFAULT_ACTION,
-        help="the Action reference the workflows use (default: %(default)s)",
-    )
-    init.set_defaults(handler=cmd_init)
+    starter.add_parser(commands)
+    housekeeping.add_parser(commands)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")
     judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")

@@ -19,8 +19,22 @@ from gate.noise import NoiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.ruler import RulerReview
 
-#: System keys shown in the headline when they differ (the change under test).
+#: System keys shown first in the headline when they differ (the change under test).
 HEADLINE_KEYS = ("provider", "model", "target", "command", "api", "message", "params", "tools")
+#: Labels and transport settings: they change nothing the system answers. Every other
+#: key (a python or command system's own extra keys too) is part of the change.
+NOT_THE_SYSTEM = frozenset(
+    {
+        "name",
+        "prompt",
+        "prompt_file",
+        "timeout_s",
+        "base_url",
+        "api_key_env",
+        "max_retries",
+        "max_wait_s",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +119,8 @@ def _system_changes(baseline: RunResults, candidate: RunResults) -> dict[str, tu
     before = baseline.config.get("system", {})
     after = candidate.config.get("system", {})
     changes: dict[str, tuple[Any, Any]] = {}
-    for key in HEADLINE_KEYS:
+    extra = sorted((set(before) | set(after)) - set(HEADLINE_KEYS) - NOT_THE_SYSTEM)
+    for key in (*HEADLINE_KEYS, *extra):
         if before.get(key) != after.get(key):
             changes[key] = (before.get(key), after.get(key))
     if prompt_digest(before) != prompt_digest(after):

@@ -258,7 +258,16 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
     return data
 
 
-def _problem_for(path: Path, raw: Any, error: Any) -> str:
+def _blamed_override(location: Sequence[str], overrides: Sequence[str]) -> str | None:
+    """The last `--set` whose key is, or holds, the key at `location`."""
+    for text in reversed(overrides):
+        key = text.partition("=")[0].strip().split(".")
+        if list(location[: len(key)]) == key:
+            return text
+    return None
+
+
+def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()) -> str:
     location = [str(part) for part in error["loc"]]
     node, line = raw, line_of(raw)
     for part in location:
@@ -280,7 +289,14 @@ def _problem_for(path: Path, raw: Any, error: Any) -> str:
         message = f"missing required key '{where}'"
     else:
         message = f"{where}: {error['msg']}"
+    blamed = _blamed_override(location, overrides)
+    if blamed is not None:
+        return f"--set {printable(blamed)}: {message}"
     return located(path, line, message)
+
+
+#: keys that say a file is casegate's results (or baseline), not a config
+RESULTS_KEYS = frozenset({"schema", "config_hash", "summary", "casegate_version"})
 
 
 def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
@@ -299,13 +315,26 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    records = raw if isinstance(raw, list) else [raw]
+    if records and all(isinstance(r, dict) and {"id", "expect"} <= set(r) for r in records):
+        raise ConfigError(
+            f"{path}: this is a case file, not a config: pass the config with -c "
+            "(it names this file under `cases:`)"
+        )
     if not isinstance(raw, dict):
         raise ConfigError(located(path, 1, "the config must be a mapping of keys"))
+    if len(RESULTS_KEYS & set(raw)) >= 2:
+        raise ConfigError(
+            f"{path}: this is a casegate results file (a run or a baseline), not a config: "
+            "pass the config with -c, and results files to `compare`/`gate`"
+        )
     data = apply_overrides(raw, overrides) if overrides else raw
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError([_problem_for(path, data, error) for error in exc.errors()]) from None
+        raise ConfigError(
+            [_problem_for(path, data, error, overrides) for error in exc.errors()]
+        ) from None
     loaded = LoadedConfig(config, path, list(overrides))
     _check_system(loaded, raw)
     return loaded

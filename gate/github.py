@@ -90,6 +90,9 @@ class GitHub:
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.session = requests.Session()
+        # No ~/.netrc, proxy variables or CA overrides from the environment: files the
+        # checked-out code could have written must not change where the token goes.
+        self.session.trust_env = False
         self.session.headers.update(
             {
                 "Authorization": f"Bearer {token}",

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gate.errors import ResultsError
+from gate.errors import CasegateError, ResultsError
 from gate.files import TEMPORARY_SUFFIX, cannot_write, parse_json, write_text
 from gate.outputs import Output
 from gate.yamlfile import dotted
@@ -77,13 +77,29 @@ class RecordingStore:
     def path_for(self, case_id: str) -> Path:
         return self.folder / _safe_name(case_id)
 
+    def recording_files(self) -> list[Path]:
+        """Every case file in the folder, sorted (not the recorders' own `.casegate/`)."""
+        try:
+            return sorted(path for path in self.folder.glob("*.json") if path.is_file())
+        except OSError as exc:
+            raise ResultsError(
+                f"{self.folder}: cannot list the recordings ({exc.strerror or exc})"
+            ) from None
+
     def _load(self, case_id: str) -> dict[str, Any]:
         """The case's recording as it is on disk now (an empty one when there is none)."""
-        path = self.path_for(case_id)
+        try:
+            return self.read_file(self.path_for(case_id))
+        except FileNotFoundError:
+            return {"schema": SCHEMA, "case": case_id, "responses": {}}
+
+    def read_file(self, path: Path) -> dict[str, Any]:
+        """One recording file as it is on disk now; ResultsError naming it when it is bad
+        (FileNotFoundError when there is none)."""
         try:
             document = parse_json(path.read_bytes())
         except FileNotFoundError:
-            return {"schema": SCHEMA, "case": case_id, "responses": {}}
+            raise
         except OSError as exc:
             raise ResultsError(
                 f"{path}: cannot read this recording ({exc.strerror or exc})"
@@ -144,17 +160,50 @@ class RecordingStore:
             "sample": sample,
             "output": output.model_dump(mode="json", exclude_defaults=True),
         }
-        with self._exclusive() as work:
+        with self.exclusive() as work:
             # Read under the lock, not from memory: another recorder may have written
             # this case's file since, and its responses must survive this write.
             document = self._load(case_id)
             document["responses"][key] = entry
-            text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-            write_text(self.path_for(case_id), text, scratch=work)
+            self.write_file(self.path_for(case_id), document, work)
+
+    def write_file(self, path: Path, document: Mapping[str, Any], work: Path) -> None:
+        """Replace one recording file whole; only inside `exclusive()`, which gives `work`."""
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        write_text(path, text, scratch=work)
+
+    def rename(self, old: str, new: str) -> Path:
+        """Move case `old`'s recordings to case `new` (a renamed case); returns the new file.
+
+        Refused, changing nothing, when `old` has no recording file or `new` has one.
+        """
+        source, target = self.path_for(old), self.path_for(new)
+        with self.exclusive() as work:
+            if not source.is_file():
+                raise CasegateError(
+                    f"{source}: no recording file for case {old!r}; nothing to rename"
+                )
+            if target.exists():
+                raise CasegateError(
+                    f"{target}: case {new!r} already has recordings, and casegate overwrites "
+                    "none: delete one of the two files (or merge them by hand), then rerun"
+                )
+            document = self.read_file(source)
+            document["case"] = new
+            self.write_file(target, document, work)
+            try:
+                source.unlink()
+            except OSError as exc:
+                target.unlink(missing_ok=True)
+                raise cannot_write(source, exc) from None
+        return target
 
     @contextlib.contextmanager
-    def _exclusive(self) -> Iterator[Path]:
-        """Hold this folder's lock (threads and processes alike); yields the work folder."""
+    def exclusive(self) -> Iterator[Path]:
+        """Hold this folder's lock (threads and processes alike); yields the work folder.
+
+        Not re-entrant: a thread holding it must not call `put` or `rename`.
+        """
         work = self.folder / WORK_FOLDER
         with self._lock:
             try:

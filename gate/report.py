@@ -14,12 +14,14 @@ from __future__ import annotations
 import html
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
 from tabulate import tabulate
 
 from gate.compare import Comparison, Delta
+from gate.diffs import diff_texts
 from gate.logsafe import flatten
 from gate.noise import NoiseAnalysis
 from gate.results import CaseResult
@@ -513,19 +515,83 @@ def _significance_section(comparison: Comparison, analysis: NoiseAnalysis) -> st
 
 
 def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
-    def output(case: CaseResult | None) -> str | None:
-        return case.outputs[0].text if case and case.outputs else None
-
+    before, after = _first_output(old), _first_output(new)
     critical = " (critical)" if new is not None and new.critical else ""
     parts = [
         f"<details><summary>{_html_text(case_id, CELL_LIMIT)}{critical}: "
         f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
         f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
-        f"Baseline output:\n{block(output(old))}\n",
-        f"Candidate output:\n{block(output(new))}\n",
-        "</details>",
     ]
+    if before is None or after is None:
+        parts += [
+            f"Baseline output:\n{block(before)}\n",
+            f"Candidate output:\n{block(after)}\n",
+        ]
+    elif not (diff := diff_texts(before, after)):
+        parts.append(f"Output, the same as the baseline's:\n{block(after)}\n")
+    else:
+        how = "by line, JSON pretty-printed" if diff.kind == "lines" else "by word"
+        fenced, cut = diff_block(diff.lines())
+        parts.append(f"Output, baseline → candidate ({how}):\n\n{fenced}\n")
+        if cut:
+            parts.append(
+                f"_The diff is cut short here ({cut} line(s) not shown in full): "
+                f"{code('casegate show ' + case_id)} prints it whole, with both outputs._\n"
+            )
+    parts.append("</details>")
     return "\n".join(parts)
+
+
+def _first_output(case: CaseResult | None) -> str | None:
+    return next((s.text for s in case.outputs if s.text is not None), None) if case else None
+
+
+#: the most of a diff a case's details show, and the width prose is wrapped to
+DIFF_LIMIT = 2_400
+DIFF_WIDTH = 100
+_BACKTICKS = re.compile(r"`+")
+
+
+def diff_block(lines: list[str], limit: int = DIFF_LIMIT) -> tuple[str, int]:
+    """Untrusted diff lines as a fenced ```diff block of at most `limit` characters
+    inside, and how many lines it does not show in full.
+
+    A fence closes only on a line of at least as many backticks as opened it, so it
+    is one longer than any run inside. Inside, nothing is read as markdown or HTML;
+    bidirectional controls are dropped, mentions, references and HTML comments
+    (a marker) neutralised, and long lines wrapped (a code block would scroll them
+    sideways), each piece keeping its line's "+", "-" or " ".
+    """
+    shown: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        # Shown as text in the fence, but no second casegate marker, even there.
+        safe = neutralise(line.translate(_BIDI)).replace("<!--", f"<!{ZWSP}--")
+        pieces = _wrapped(safe)
+        for piece in pieces:
+            if used + len(piece) + 1 > limit:
+                body = "\n".join(shown)
+                return _fenced(body), len(lines) - index
+            shown.append(piece)
+            used += len(piece) + 1
+    return _fenced("\n".join(shown)), 0
+
+
+def _wrapped(line: str) -> list[str]:
+    """A diff line in pieces of at most DIFF_WIDTH characters, each with the line's
+    marker and indent."""
+    if len(line) <= DIFF_WIDTH or line.startswith("@@"):
+        return [line]
+    marker, text = line[:2], line[2:]
+    indent = text[: len(text) - len(text.lstrip())][:40]
+    width = DIFF_WIDTH - len(marker) - len(indent)
+    return [marker + indent + piece for piece in textwrap.wrap(text.strip(), width)]
+
+
+def _fenced(body: str) -> str:
+    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}diff\n{body}\n{fence}"
 
 
 def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:

@@ -109,6 +109,8 @@ class RunResults:
     casegate_version: str
     mode: str | None = None
     overrides: list[str] = field(default_factory=list)
+    #: `--case`/`--tag` patterns when only a slice ran (gate.select); None: every case
+    selection: dict[str, Any] | None = None
     #: Ctrl-C stopped the run: `cases` holds only the cases that finished
     interrupted: bool = False
     summary: Summary

@@ -11,6 +11,7 @@ it was accepted on purpose (a label, or `--accept-ruler-change`).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from gate import checks, usercode
-from gate.basetree import extract_tree, inside, pull_request_base, repo_root_of, resolve_commit
+from gate.basetree import (
+    extract_tree,
+    inside,
+    pull_request_base,
+    repo_root_of,
+    resolve_commit,
+)
 from gate.cases import Case, load_cases, resolve_case_paths
 from gate.config import GateConfig, LoadedConfig, load_config
 from gate.errors import CasegateError, ConfigError
@@ -157,6 +164,7 @@ def load_side(
     files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
     if problems:
         raise ConfigError([f"{config}: {p}" for p in problems])
+    files = [file for file in files if file.resolve() != config.resolve()]
     cases = load_cases(files, display_root=repo_root)
     raw = load_yaml(config.read_text(encoding="utf-8"))
     shown = config.resolve().relative_to(repo_root.resolve()).as_posix()
@@ -259,12 +267,14 @@ def _config_changes(base: Side, head: Side) -> list[RulerChange]:
             )
         )
     if b.samples != h.samples:
+        # Either way: more samples switch the comparison to significance tests, which
+        # against a one-sample baseline can never flag a regression.
         changes.append(
             RulerChange(
                 "samples",
                 f"{_fmt(b.samples)} → {_fmt(h.samples)}",
                 head.config_line("samples"),
-                _looser_number(b.samples, h.samples, "lower"),
+                True,
             )
         )
     if b.min_pass_rate != h.min_pass_rate:
@@ -309,6 +319,11 @@ def _threshold(case: Case, side: Side) -> float:
 
 def _samples(case: Case, side: Side) -> int | str:
     return case.samples or side.loaded.config.samples
+
+
+def _input_hash(case: Case) -> str:
+    blob = json.dumps(case.input, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _case_changes(base: Side, head: Side) -> list[RulerChange]:
@@ -358,6 +373,16 @@ def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]
         text = "made non-critical" if old.is_critical else "made critical"
         changes.append(RulerChange(subject, text, where, old.is_critical))
     expect_moved = old.expect_hash() != new.expect_hash()
+    if _input_hash(old) != _input_hash(new) and (old.is_critical or old.version == new.version):
+        # A new input is a new question: the baseline's verdict was for another one.
+        changes.append(
+            RulerChange(
+                subject,
+                "input changed" + ("" if old.version != new.version else " without a version bump"),
+                where,
+                True,
+            )
+        )
     if old.version != new.version:
         # A new version sets the case aside from the comparison: for a critical case
         # that hides a regression, and so does a bump that changes nothing it demands.
@@ -387,11 +412,7 @@ def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]
         changes.append(RulerChange(subject, f"min_pass_rate {_fmt(b)} → {_fmt(h)}", where, h < b))
     if (old.samples or new.samples) and _samples(old, base) != _samples(new, head):
         b2, h2 = _samples(old, base), _samples(new, head)
-        changes.append(
-            RulerChange(
-                subject, f"samples {_fmt(b2)} → {_fmt(h2)}", where, _looser_number(b2, h2, "lower")
-            )
-        )
+        changes.append(RulerChange(subject, f"samples {_fmt(b2)} → {_fmt(h2)}", where, True))
     if old.weight != new.weight:
         changes.append(
             RulerChange(subject, f"weight {_fmt(old.weight)} → {_fmt(new.weight)}", where, True)
@@ -403,15 +424,15 @@ def _check_source_changes(base: Side, head: Side) -> list[RulerChange]:
     before, after = base.check_sources(), head.check_sources()
     changes = []
     for module in sorted(set(before) | set(after)):
-        if module in before and before[module] != after.get(module):
-            changes.append(
-                RulerChange(
-                    f"custom check module {module}",
-                    "source changed" if module in after else "no longer used",
-                    head.config_shown,
-                    True,
-                )
-            )
+        if before.get(module) == after.get(module):
+            continue
+        if module not in before:
+            text = "new: code the pull request brings into the judging process"
+        elif module not in after:
+            text = "no longer used"
+        else:
+            text = "source changed"
+        changes.append(RulerChange(f"custom check module {module}", text, head.config_shown, True))
     return changes
 
 
@@ -572,20 +593,21 @@ def ruling_for(
     says who or what accepted a loosening change (None: nobody), given the
     acceptance label the *base* config names.
     """
-    repo_root = repo_root_of(config.resolve().parent)
+    # Not resolved: a config that is a link would lead git to another repository.
+    repo_root = repo_root_of(config.absolute().parent)
     if repo_root is None:
         raise ConfigError(
             f"{config}: not inside a git checkout, so the ruler cannot be read from a base "
             "commit (run actions/checkout first, or drop --base)"
         )
+    inside(repo_root, os.path.relpath(config.absolute(), repo_root), "the config")
     if base_ref is None:
         commit, notes = pull_request_base(repo_root, event_base_sha)
     else:
         commit, notes = resolve_commit(repo_root, base_ref), []
     head = load_side(config, overrides, repo_root, baseline)
     tree, refused = extract_tree(repo_root, commit, scratch)
-    relative = config.resolve().relative_to(repo_root.resolve())
-    base_config = tree / relative
+    base_config = tree / os.path.relpath(config.absolute(), repo_root)
     base = None
     if base_config.is_file() and not base_config.is_symlink():
         try:

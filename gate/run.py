@@ -16,9 +16,10 @@ from typing import Any
 from gate import __version__, adaptive, checks, systems, usercode
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
-from gate.errors import ConfigError, MissingRecordingError, SystemCallError
+from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
 from gate.judge import Grader
 from gate.outputs import Output
+from gate.progress import Progress
 from gate.recordings import RecordingStore, request_key, system_fingerprint
 from gate.results import (
     EPSILON,
@@ -33,6 +34,7 @@ from gate.results import (
 from gate.secrets import redact
 from gate.stats import wilson
 from gate.templates import check_templates
+from gate.yamlfile import line_of, load_yaml_file
 
 MISSING_LISTED = 10
 
@@ -191,9 +193,9 @@ def call_live(
     try:
         futures = {pool.submit(work, request): request for request in requests}
         for future in as_completed(futures):
-            done[futures[future]] = future.result()
+            result = done[futures[future]] = future.result()
             if progress is not None:
-                progress.update(1)
+                progress.update(errors=int(result.status == "error"))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -319,12 +321,10 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
     )
 
 
-def _progress_bar(total: int, enabled: bool) -> Any:
-    if not enabled or total < 20 or not sys.stderr.isatty():
+def _progress_bar(total: int, enabled: bool, label: str) -> Progress | None:
+    if not enabled or total < 20:
         return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, file=sys.stderr, unit="call", leave=False)
+    return Progress(total, label, stream=sys.stderr)
 
 
 def make_grader(
@@ -365,6 +365,19 @@ def prepare_user_checks(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
         raise ConfigError(list(dict.fromkeys(problems)))
 
 
+def import_python_target(loaded: LoadedConfig) -> None:
+    """`validate`: import a python system's target, blaming the config's line on failure."""
+    system = loaded.config.system
+    if system.provider != "python" or not system.target:
+        return
+    try:
+        usercode.load_callable(system.target, "system.target", loaded.root)
+    except usercode.UserCodeError as exc:
+        raw = load_yaml_file(loaded.path)
+        line = line_of(raw.get("system"), "target") if isinstance(raw, dict) else None
+        raise ConfigError(located(loaded.path, line, str(exc))) from None
+
+
 def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
     """Everything that would fail per request, found before the first paid call."""
     check_templates(loaded, cases)
@@ -381,6 +394,7 @@ def execute(
     only_missing: bool = False,
     show_progress: bool = True,
     reference: RunResults | None = None,
+    selection: dict[str, Any] | None = None,
 ) -> RunResults:
     """Run the suite in `mode`; returns results with one entry per case, sorted by id.
 
@@ -451,7 +465,7 @@ def execute(
                 raise MissingRecordingError(missing_message(missing, store))
             raise_missing_judgements(grader, store)
             return scored, False
-        progress = _progress_bar(len(batch), show_progress)
+        progress = _progress_bar(len(batch), show_progress, mode)
         try:
             return call_live(batch, work, concurrency=config.concurrency, progress=progress)
         finally:
@@ -487,6 +501,7 @@ def execute(
         casegate_version=__version__,
         mode=mode,
         overrides=loaded.overrides,
+        selection=selection,
         interrupted=interrupted,
         summary=summarise(results),
         cases=results,

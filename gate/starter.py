@@ -1,12 +1,16 @@
-"""`casegate init`: a starter config, two example cases and the three workflows.
+"""`casegate init`: a starter config, two example cases and the four workflows.
 
 The files live in `gate/scaffold/`; the workflows name the Action as `{{ action }}`,
 filled in with the reference the user gives (this repository's own workflows are
-the same files with `./`, and a test keeps them identical).
+the same files with `./`, and a test keeps them identical). Each provider has its
+own config, and the python and command providers a stub `system.py` beside it.
+`.gitignore` is the one file init may change rather than refuse: it gains the
+`.casegate/` line once, or is created holding it.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 from importlib import resources
 from pathlib import Path
@@ -15,8 +19,10 @@ from gate.errors import ConfigError
 from gate.files import OutputError, cannot_write, write_text
 
 DEFAULT_ACTION = "casegate/casegate@v1"
+DEFAULT_PROVIDER = "openai"
+GITIGNORE = ".gitignore"
 
-#: scaffold file → where it goes in the user's repository
+#: scaffold file → where it goes in the user's repository (the default provider's set)
 FILES = {
     "casegate.yml": "casegate.yml",
     "cases/examples.yaml": "cases/examples.yaml",
@@ -24,25 +30,85 @@ FILES = {
     "workflows/casegate-pull-request.yml": ".github/workflows/casegate-pull-request.yml",
     "workflows/casegate-model-swap.yml": ".github/workflows/casegate-model-swap.yml",
     "workflows/casegate-baseline.yml": ".github/workflows/casegate-baseline.yml",
+    "workflows/casegate-comment.yml": ".github/workflows/casegate-comment.yml",
+    "gitignore": GITIGNORE,
+}
+
+#: provider → the scaffold files that replace or join the default set
+PROVIDERS: dict[str, dict[str, str]] = {
+    "openai": {},
+    "anthropic": {"anthropic/casegate.yml": "casegate.yml"},
+    "python": {"python/casegate.yml": "casegate.yml", "python/system.py": "system.py"},
+    "command": {"command/casegate.yml": "casegate.yml", "command/system.py": "system.py"},
+}
+
+#: what `casegate record` does for each provider, in the next steps init prints
+_RECORDS = {
+    "openai": "with OPENAI_API_KEY set: one call per case, stored under recordings/",
+    "anthropic": "with ANTHROPIC_API_KEY set: one call per case, stored under recordings/",
+    "python": "calls answer() in system.py once per case (a stub until you replace it)",
+    "command": "runs `python3 system.py` once per case (a stub until you replace it)",
 }
 
 
-def starter_files(action: str = DEFAULT_ACTION) -> dict[str, str]:
-    """Destination path → content."""
+def starter_files(action: str = DEFAULT_ACTION, provider: str = DEFAULT_PROVIDER) -> dict[str, str]:
+    """Destination path → content, for `provider`."""
     scaffold = resources.files("gate") / "scaffold"
+    chosen = {destination: source for source, destination in FILES.items()}
+    chosen.update({destination: source for source, destination in PROVIDERS[provider].items()})
     return {
         destination: (scaffold / source).read_text(encoding="utf-8").replace("{{ action }}", action)
-        for source, destination in FILES.items()
+        for destination, source in chosen.items()
     }
 
 
-def write_starter(target: Path, action: str = DEFAULT_ACTION) -> list[Path]:
+def ignored(gitignore: str) -> bool:
+    """Whether a `.gitignore` already ignores casegate's `.casegate/` folders."""
+    return any(
+        line.strip().lstrip("/").rstrip("*").rstrip("/") == ".casegate"
+        for line in gitignore.splitlines()
+    )
+
+
+def _merged_gitignore(path: Path, block: str) -> str | None:
+    """The new text of `path` with `block` appended once; None when nothing is to change."""
+    try:
+        current = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):  # the first write names a file in the way
+        return block
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"{path}: not UTF-8 text, so casegate init does not edit it; add the line "
+            "`.casegate/` yourself, or save it as UTF-8"
+        ) from None
+    if ignored(current):
+        return None
+    if current:  # a blank line between what was there and casegate's lines
+        current = current if current.endswith("\n") else current + "\n"
+        current += "\n"
+    return current + block
+
+
+def write_starter(
+    target: Path, action: str = DEFAULT_ACTION, provider: str = DEFAULT_PROVIDER
+) -> list[Path]:
     """Write every starter file, or none: an existing file is never overwritten, and when
-    one cannot be written (an OutputError naming it) the files and folders made are removed."""
-    files = starter_files(action)
+    one cannot be written (an OutputError naming it) the files and folders made are removed.
+
+    `.gitignore` is written last, and only when it does not ignore `.casegate/` yet.
+    """
+    files = starter_files(action, provider)
+    gitignore = _merged_gitignore(target / GITIGNORE, files.pop(GITIGNORE))
     try:
         existing = [target / name for name in files if (target / name).exists()]
-        new_folders = {f for name in files for f in (target / name).parents if not f.exists()}
+        new_folders = {
+            folder
+            for name in [*files, GITIGNORE]
+            for folder in (target / name).parents
+            if not folder.exists()
+        }
     except OSError as exc:  # a folder on the way that cannot be read
         raise cannot_write(target, exc) from None
     if existing:
@@ -55,6 +121,9 @@ def write_starter(target: Path, action: str = DEFAULT_ACTION) -> list[Path]:
         for name, content in files.items():
             write_text(target / name, content)
             written.append(target / name)
+        if gitignore is not None:
+            write_text(target / GITIGNORE, gitignore)  # replaced whole: it was read above
+            written.append(target / GITIGNORE)
     except OutputError:
         for path in written:
             path.unlink(missing_ok=True)
@@ -63,3 +132,44 @@ def write_starter(target: Path, action: str = DEFAULT_ACTION) -> list[Path]:
                 folder.rmdir()
         raise
     return written
+
+
+def next_steps(target: Path, provider: str) -> list[str]:
+    """The three commands to run after init, each with what it does for `provider`."""
+    config = "" if target == Path(".") else f" -c {target / 'casegate.yml'}"
+    commands = [
+        (f"casegate validate{config}", "the config and both cases load; nothing is called"),
+        (f"casegate record{config}", _RECORDS[provider]),
+        (f"casegate baseline{config}", "replays the recordings into baselines/assistant.json"),
+    ]
+    width = max(len(command) for command, _ in commands)
+    return [f"  {command:<{width}}  # {what}" for command, what in commands]
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    for path in write_starter(args.dir, args.action, args.provider):
+        print(f"added .casegate/ to {path}" if path.name == GITIGNORE else f"wrote {path}")
+    print("next: edit prompts/ and cases/, run these, and commit everything they write:")
+    print("\n".join(next_steps(args.dir, args.provider)))
+    return 0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`casegate init [--dir PATH] [--action REF] [--provider NAME]`."""
+    init = commands.add_parser(
+        "init", help="write a starter config, two example cases and the three workflows"
+    )
+    init.add_argument("--dir", type=Path, default=Path("."), help="where (default: here)")
+    init.add_argument(
+        "--action",
+        default=DEFAULT_ACTION,
+        help="the Action reference the workflows use (default: %(default)s)",
+    )
+    init.add_argument(
+        "--provider",
+        choices=tuple(PROVIDERS),
+        default=DEFAULT_PROVIDER,
+        help="the system under test: a hosted model, your python function or any command "
+        "(default: %(default)s)",
+    )
+    init.set_defaults(handler=cmd_init)

@@ -25,6 +25,7 @@ from pathlib import Path
 from gate.config import Mode
 from gate.errors import CasegateError, ResultsError
 from gate.results import RunResults, ensure_replaceable, read_results
+from gate.select import Selection
 
 #: variables the child never sees: the pull request's code must not reach them
 WITHHELD = (
@@ -76,6 +77,7 @@ def run_supervised(
     show_progress: bool = True,
     capture: bool = False,
     environ: Mapping[str, str] | None = None,
+    selection: Selection | None = None,
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
 
@@ -99,6 +101,8 @@ def run_supervised(
             "show_progress": show_progress,
             "status": str(status_path),
             "nonce": nonce,
+            "cases": list((selection or Selection()).cases),
+            "tags": list((selection or Selection()).tags),
         }
         request_path.write_text(json.dumps(request), encoding="utf-8")
         command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]

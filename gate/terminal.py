@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gate.results import RunResults
+from gate.results import CaseResult, RunResults
 
 FAILURES_SHOWN = 15
 
@@ -45,8 +45,7 @@ def run_summary(results: RunResults) -> str:
             f"{calls:,} samples; {len(flaky)} flaky case(s)"
             + (f": {', '.join(flaky[:FAILURES_SHOWN])}" if flaky else "")
         )
-    bad = [case for case in results.cases if case.status != "pass"]
-    bad.sort(key=lambda case: (case.status != "error", not case.critical, case.id))
+    bad = _not_passing(results)
     for case in bad[:FAILURES_SHOWN]:
         marker = "ERROR" if case.status == "error" else "FAIL "
         critical = " [critical]" if case.critical else ""
@@ -54,3 +53,19 @@ def run_summary(results: RunResults) -> str:
     if len(bad) > FAILURES_SHOWN:
         lines.append(f"  … and {len(bad) - FAILURES_SHOWN} more (see the results file)")
     return "\n".join(lines)
+
+
+def _not_passing(results: RunResults) -> list[CaseResult]:
+    """The failed and errored cases: errors first, then critical cases, then by id."""
+    bad = [case for case in results.cases if case.status != "pass"]
+    return sorted(bad, key=lambda case: (case.status != "error", not case.critical, case.id))
+
+
+def verbose_failures(results: RunResults, *, colour: bool = False) -> str:
+    """Every failed or errored case as `casegate show` prints it, without the baseline:
+    its checks and the whole output of each sample that did not pass ("" when none)."""
+    from gate.show import render_case
+
+    return "\n\n".join(
+        render_case(case, colour=colour, only_failing=True) for case in _not_passing(results)
+    )

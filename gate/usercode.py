@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import sys
 import threading
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,38 @@ def module_file(module_name: str, root: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def _load_exact(module_name: str, source: Path) -> types.ModuleType:
+    """The module compiled from exactly `source`, the file the ruler hashes.
+
+    No import machinery picks the file: a package folder or a `__pycache__` entry of
+    the same name (which Python would prefer, even unchecked against the source)
+    cannot stand in for it.
+    """
+    if source.name != "__init__.py" and source.with_suffix("").is_dir():
+        raise UserCodeError(
+            f"{source}: a folder {source.with_suffix('').name}/ of the same name is beside it; "
+            "one module name must mean one file"
+        )
+    with _lock:
+        loaded = sys.modules.get(module_name)
+        if loaded is not None and getattr(loaded, "__file__", None) == str(source):
+            return loaded
+    if "." in module_name:
+        importlib.import_module(module_name.rpartition(".")[0])  # its package, as usual
+    module = types.ModuleType(module_name)
+    module.__file__ = str(source)
+    if source.name == "__init__.py":
+        module.__path__ = [str(source.parent)]
+    code = compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
+    sys.modules[module_name] = module
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - the suite's own code, on purpose
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
 
 
 def _top_level_file(top: str, root: Path) -> Path | None:
@@ -102,7 +135,13 @@ def load_callable(spec: str, what: str, root: Path) -> Callable[..., Any]:
         raise UserCodeError(f"{what} {spec!r}: {problem}")
     enable(root)
     try:
-        module = importlib.import_module(module_name)
+        source = module_file(module_name, root)
+        if source is not None:
+            module = _load_exact(module_name, source)
+        else:
+            module = importlib.import_module(module_name)
+    except UserCodeError:
+        raise
     except Exception as exc:
         raise UserCodeError(
             f"{what}: cannot import {module_name!r} ({type(exc).__name__}: {exc}); put the "

@@ -22,11 +22,13 @@ def main(argv: list[str]) -> int:
     from gate.errors import CasegateError
     from gate.results import read_results, write_results
     from gate.run import execute
+    from gate.select import Selection
 
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     status = Path(request["status"])
     try:
-        loaded, cases = load_project(Path(request["config"]), request["overrides"])
+        selection = Selection(tuple(request["cases"]), tuple(request["tags"]))
+        loaded, cases = load_project(Path(request["config"]), request["overrides"], selection)
         reference = read_results(Path(request["reference"])) if request["reference"] else None
         results = execute(
             loaded,
@@ -35,6 +37,7 @@ def main(argv: list[str]) -> int:
             only_missing=request["only_missing"],
             show_progress=request["show_progress"],
             reference=reference,
+            selection=selection.to_dict(),
         )
         write_results(results, Path(request["out"]))
     except CasegateError as exc:

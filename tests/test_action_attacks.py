@@ -35,6 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 CANDIDATE = "casegate.candidate.yml"
 CRITICAL = ("complaint-no-invented-discount", "shipping-no-promised-date")
 ACCEPT = "casegate:accept-ruler-change"
+#: the workflow commands casegate means to give; anything else in the log is an injection
+ALLOWED_COMMANDS = ("::error", "::warning", "::notice", "::add-mask::", "::stop-commands::")
 
 
 @pytest.fixture
@@ -157,6 +159,7 @@ def test_a_loosening_edit_blocks_and_is_named(runner: Runner, attack: str) -> No
     assert "loosens the ruler" in finished.stdout
     assert "Ruler changes" in runner.summary()
     assert "Ruler changes" in runner.api.comments[PULL_NUMBER][0]["body"]
+    assert all(line.startswith(ALLOWED_COMMANDS) for line in acted_on(finished.stdout))
 
 
 @pytest.mark.parametrize("attack", ["critical flag dropped", "case min_pass_rate 0"])
@@ -359,9 +362,15 @@ def test_user_code_never_sees_the_token(runner: Runner) -> None:
     leak = runner.root / "leak.txt"
 
     def snoop(root: Path) -> None:
+        # What the process sees, and what the kernel kept of its parent's start.
         (root / "suite_checks.py").write_text(
             "import os\n"
             f"open({str(leak)!r}, 'a').write(repr(dict(os.environ)))\n"
+            "try:\n"
+            "    parent = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
+            "except OSError as exc:\n"
+            "    parent = repr(exc).encode()\n"
+            f"open({str(leak)!r}, 'ab').write(parent)\n"
             "def polite(text, case):\n    return True\n"
         )
 
@@ -373,9 +382,6 @@ def test_user_code_never_sees_the_token(runner: Runner) -> None:
 
 
 # --- what the pull request writes cannot speak for casegate ---------------------------
-
-
-ALLOWED_COMMANDS = ("::error", "::warning", "::notice", "::add-mask::", "::stop-commands::")
 
 
 def test_pull_request_text_reaches_the_log_only_fenced(runner: Runner) -> None:
@@ -401,3 +407,17 @@ def test_pull_request_text_reaches_the_log_only_fenced(runner: Runner) -> None:
     ]
     assert not [line for line in commands if line.startswith("::add-mask::casegate")]
     assert finished.returncode == 1
+
+
+def test_a_persons_comment_quoting_the_marker_is_never_edited(runner: Runner) -> None:
+    marker = "<!-- casegate:sticky-comment suite=support -->"
+    forged_body = f"{marker}\n### ✅ casegate: **ship**"
+    runner.api.add_comment(PULL_NUMBER, forged_body, "pr-author")
+    open_pull_request(runner.workspace, lambda root: None)
+    finished = runner.run()
+    assert finished.returncode == 1
+    comments = runner.api.comments[PULL_NUMBER]
+    assert comments[0]["body"] == forged_body  # untouched
+    assert len(comments) == 2 and "casegate: **block**" in comments[1]["body"]
+    assert comments[1]["user"]["login"] == "github-actions[bot]"
+    assert [seen.method for seen in runner.api.writes()] == ["POST"]

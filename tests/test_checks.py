@@ -43,6 +43,34 @@ class TestText:
         assert not verdict.ok
         assert verdict.reason == 'expected "cancel_order", got "cancel_order\\n"'
 
+    def test_equals_on_long_text_names_the_first_difference_with_context(self) -> None:
+        expected = '{"customer": "Priya Natarajan", "order_id": 12, "items": ["blender"]}'
+        actual = '{"customer": "Priya Natarajan", "order_id": "12", "items": ["blender"]}'
+        verdict = only({"equals": expected}, actual)
+        assert verdict.reason == (
+            'differs at character 45: expected …Natarajan", "order_id": 12, "items": ["blender"]…, '
+            'got …Natarajan", "order_id": "12", "items": ["blender…'
+        )
+
+    def test_equals_says_where_one_text_ends_and_the_other_goes_on(self) -> None:
+        answer = "Your parcel left our warehouse on Monday and is on its way to you."
+        verdict = only({"equals": answer}, answer + "\nAnything else?")
+        assert verdict.reason == (
+            "differs at character 67: expected …nd is on its way to you. (end of text), "
+            "got …nd is on its way to you.\\nAnything else?"
+        )
+        empty = only({"equals": ""}, answer)
+        assert (
+            empty.reason
+            == "differs at character 1: expected (empty), got Your parcel left our war…"
+        )
+
+    def test_equals_names_the_position_after_normalize(self) -> None:
+        expect = {"equals": "a" * 70, "normalize": ["lower"]}
+        verdict = only(expect, "A" * 69 + "B")
+        assert verdict.reason.startswith("differs at character 70 (after normalize): expected …aaa")
+        assert verdict.reason.endswith("got …" + "a" * 24 + "b")
+
     def test_normalize_removes_only_what_it_names(self) -> None:
         expect = {"equals": "cancel_order", "normalize": ["strip", "lower"]}
         assert only(expect, "  Cancel_Order \n").ok
@@ -120,6 +148,28 @@ class TestJson:
         assert only({"fields": {"a.b.0.c": 1, "flag": True}}, text).ok
         verdict = only({"fields": {"a.b.0.c": 2, "a.x": 1}}, text)
         assert verdict.reason == "a.b.0.c: expected 2, got 1; a.x: missing (expected 1)"
+
+    def test_fields_shows_whole_values_up_to_a_readable_size(self) -> None:
+        summary = "The customer asks where parcel 4471 is; it left the warehouse on Monday. " * 2
+        verdict = only({"fields": {"summary": "x"}}, json.dumps({"summary": summary.strip()}))
+        assert verdict.reason == f'summary: expected "x", got "{summary.strip()}"'
+        huge = {"items": list(range(100))}
+        verdict = only({"fields": {"order": {"items": [1]}}}, json.dumps({"order": huge}))
+        shown = json.dumps(huge)[:199] + "…"
+        assert verdict.reason == (
+            f'order: expected {{"items": [1]}}, got {shown} '
+            "(values cut short: `casegate show` prints the whole output)"
+        )
+
+    def test_fields_on_two_long_strings_names_the_first_difference(self) -> None:
+        before = "Refunds take 5 to 10 business days to reach your account. " * 4
+        after = before[:150] + before[150:].replace("10 business", "14 business")
+        verdict = only({"fields": {"note": before}}, json.dumps({"note": after}))
+        assert verdict.reason == (
+            "note: differs at character 194: expected …unt. Refunds take 5 to 10 business days to "
+            "reach…, got …unt. Refunds take 5 to 14 business days to reach… "
+            "(values cut short: `casegate show` prints the whole output)"
+        )
 
     def test_fields_true_is_not_one(self) -> None:
         verdict = only({"fields": {"flag": 1}}, '{"flag": true}')
@@ -358,6 +408,22 @@ def test_all_checks_covered() -> None:
 
 
 @settings(max_examples=300, deadline=None)
+@given(expected=st.text(max_size=120), actual=st.text(max_size=120))
+def test_equals_reason_is_bounded_and_points_at_the_first_difference(
+    expected: str, actual: str
+) -> None:
+    verdict = only({"equals": expected}, actual)
+    assert verdict.ok == (expected == actual)
+    if verdict.ok:
+        return
+    assert "\n" not in verdict.reason and len(verdict.reason) < 250
+    if verdict.reason.startswith("differs at character "):
+        at = int(verdict.reason.split()[3].rstrip(":")) - 1
+        assert expected[:at] == actual[:at]
+        assert expected[at : at + 1] != actual[at : at + 1]
+
+
+@settings(max_examples=300, deadline=None)
 @given(text=st.text(max_size=300))
 def test_no_check_raises_on_arbitrary_text(text: str) -> None:
     verdicts = judge(ALL_CHECKS, text, case_input={"docs": ["a"]})
@@ -375,3 +441,26 @@ def test_no_check_raises_on_arbitrary_json(document: Any, case_input: dict[str, 
     verdicts = judge(ALL_CHECKS, text, case_input=case_input)
     assert not any(v.reason.startswith("check crashed") for v in verdicts)
     assert all(v.ok or v.reason for v in verdicts)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#/$defs/missing"},
+        {"properties": {"a": {"$ref": "https://schemas.example/a.json"}}},
+        {"items": {"$ref": "#/items/3"}},
+        {"$ref": "other.json#/x"},
+    ],
+)
+def test_a_dangling_or_remote_ref_is_refused_at_load(schema: dict[str, Any]) -> None:
+    with pytest.raises(checks.CheckSpecError, match="does not resolve inside the schema"):
+        checks.build({"json_schema": schema})
+
+
+def test_a_local_ref_is_kept() -> None:
+    schema = {
+        "$defs": {"level": {"enum": ["low", "high"]}},
+        "properties": {"severity": {"$ref": "#/$defs/level"}, "tree": {"$ref": "#"}},
+    }
+    assert only({"json_schema": schema}, '{"severity": "high"}').ok
+    assert not only({"json_schema": schema}, '{"severity": "mid"}').ok

@@ -116,3 +116,11 @@ def test_a_changed_judge_pin_is_a_ruler_change() -> None:
         "cases were measured with different rulers"
     ]
     assert compare(baseline, run([result("a")], judge=pin)).ruler_changes == []
+
+
+def test_a_python_systems_own_key_is_a_system_change() -> None:
+    baseline = run([result("a")])
+    candidate = run([result("a")])
+    baseline.config["system"] = {"name": "bot", "provider": "python", "style": "plain"}
+    candidate.config["system"] = {"name": "bot-2", "provider": "python", "style": "formal"}
+    assert compare(baseline, candidate).system_changes == {"style": ("plain", "formal")}

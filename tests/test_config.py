@@ -295,3 +295,44 @@ def test_a_message_template_that_fails_is_one_line_not_a_traceback(
     assert main(["validate"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"casegate: {problem}") and err.count("\n") == 1
+
+
+def test_a_bad_override_is_blamed_on_the_override(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([{"id": "a", "input": {"question": "hi"}, "expect": {"contains": "x"}}])
+    assert main(["validate", "--set", "gate.tolerance=5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("casegate: --set gate.tolerance=5: gate.tolerance: ")
+    assert "casegate.yml" not in err
+
+
+@pytest.mark.parametrize(
+    ("write", "says"),
+    [
+        ("baseline", "this is a casegate results file (a run or a baseline), not a config"),
+        ("case", "this is a case file, not a config"),
+    ],
+)
+def test_the_wrong_kind_of_file_as_config_says_so(
+    project: Project, capsys: pytest.CaptureFixture[str], write: str, says: str
+) -> None:
+    project.write_cases([{"id": "a", "input": {"question": "hi"}, "expect": {"contains": "hi"}}])
+    if write == "baseline":
+        assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+        wrong = "baselines/demo.json"
+    else:
+        wrong = "cases/cases.yaml"
+    capsys.readouterr()
+    assert main(["validate", "-c", wrong]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
+def test_a_case_folder_holding_the_config_skips_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([{"id": "a", "input": {"question": "hi"}, "expect": {"contains": "hi"}}])
+    project.write_config(cases=".")
+    assert main(["validate"]) == 0
+    assert "ok: 1 cases" in capsys.readouterr().out

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from gate.compare import Comparison, compare
 from gate.config import GateConfig
+from gate.diffs import diff_texts
 from gate.github import marker_for
 from gate.junit import write_junit
-from gate.report import ZWSP, cell, code, json_report, markdown_report, text_report
+from gate.report import ZWSP, cell, code, diff_block, json_report, markdown_report, text_report
 from gate.ruler import RulerChange, RulerReview
 from gate.rules import Reason, Verdict, decide
 from tests.factories import result, run
@@ -38,8 +39,9 @@ def test_hostile_output_cannot_break_tables_render_html_or_ping() -> None:
         [result("x", "pass", critical=True)],
         [result("x", "fail", critical=True, text=HOSTILE, reason=HOSTILE)],
     )
-    assert "<script>" not in body
-    assert "&lt;script&gt;" in body
+    markdown = "\n".join(outside_pre(body))  # in the diff's fence, <script> is shown as text
+    assert "<script>" not in markdown
+    assert "&lt;script&gt;" in markdown
     assert "@org" not in body and "@alice" not in body
     assert f"@{ZWSP}org/team" in body
     assert "#123" not in body and f"#{ZWSP}123" in body
@@ -200,8 +202,9 @@ def hostile_comparison(words: list[str]) -> tuple[Comparison, Verdict]:
     regressed.checks[0].check = check
     regressed.tags, regressed.note = [note], note
     fixed = result("b" + case_b, "pass")
+    was = result("a" + case_a, "pass", critical=True, text="was: " + reason + output)
     baseline = run(
-        [result("a" + case_a, "pass", critical=True), result("b" + case_b, "fail", reason=reason)],
+        [was, result("b" + case_b, "fail", reason=reason)],
         suite=suite,
         system=system_a,
         model="m",
@@ -233,15 +236,28 @@ def hostile_comparison(words: list[str]) -> tuple[Comparison, Verdict]:
 
 
 def outside_pre(body: str) -> list[str]:
-    """The lines markdown is read in: all but the insides of <pre> blocks."""
-    lines, inside = [], False
+    """The lines markdown is read in: all but the insides of <pre> blocks and code fences.
+
+    A fence ends only on a line of at least as many backticks as opened it (up to three
+    spaces before them); every fence casegate opens must end on its own closing line.
+    """
+    lines, inside, fence = [], False, ""
     for line in body.split("\n"):
+        if fence:
+            if line == fence:
+                fence = ""
+            else:  # nothing inside may end the fence early
+                assert not re.fullmatch(rf" {{0,3}}`{{{len(fence)},}}\s*", line), line
+            continue
         if not inside:
             lines.append(line)
-        if line.count("<pre>") > line.count("</pre>"):
+        if not inside and (opening := re.fullmatch(r"(`{3,})diff", line)):
+            fence = opening.group(1)
+        elif line.count("<pre>") > line.count("</pre>"):
             inside = True
         elif inside and "</pre>" in line:
             inside = False
+    assert not fence, "a code fence was left open"
     return lines
 
 
@@ -264,8 +280,9 @@ def test_nothing_a_pull_request_writes_speaks_for_casegate(words: list[str]) -> 
     )
     # One marker, first; no second one, nor any other HTML comment.
     assert body.startswith(marker + "\n") and body.count("<!--") == 1
-    # Every "<" left is casegate's own tag.
-    assert "<" not in OWN_TAGS.sub("", body)
+    # Every "<" left is casegate's own tag (or text inside a code fence, which shows it).
+    assert "<" not in OWN_TAGS.sub("", "\n".join(outside_pre(body)))
+    assert body.count("```diff") == 1  # the regression's output change, as a diff
     # Nobody is pinged, no issue is linked.
     assert not re.search(r"@[A-Za-z0-9]", body)
     assert not re.search(r"#\d", body)
@@ -282,7 +299,8 @@ def test_nothing_a_pull_request_writes_speaks_for_casegate(words: list[str]) -> 
             assert count == borders, line
         else:
             borders = None
-        if not line.startswith("<"):  # (raw HTML, <details> or <pre>: no code spans there)
+        # (raw HTML, <details> or <pre>, and a fence's opening line: no code spans there)
+        if not line.startswith("<") and not re.fullmatch(r"`{3,}diff", line):
             assert len(re.findall(r"(?<!\\)`", line)) % 2 == 0, line
 
 
@@ -448,3 +466,93 @@ def test_a_line_break_in_a_name_or_reason_forges_no_line_of_the_text_report() ->
     text = text_report(comparison, verdict)
     assert not [line for line in text.splitlines() if line.startswith("SHIP")]
     assert "  a: x SHIP: s — all good" in text
+
+
+# --- the output's change, as a diff ----------------------------------------------------
+
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+hostile_text = st.lists(
+    st.one_of(
+        st.text(max_size=12),
+        st.sampled_from([*ATTACKS, "```", "````````", "\n```\n", "\n   ~~~\n", '"k": 1']),
+    ),
+    max_size=8,
+).map("".join)
+hostile_outputs = st.one_of(
+    hostile_text,
+    st.dictionaries(hostile_text, hostile_text, max_size=3).map(json.dumps),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hostile_outputs, hostile_outputs, st.integers(min_value=200, max_value=3_000))
+def test_a_diff_block_cannot_end_early_ping_or_reorder(old: str, new: str, limit: int) -> None:
+    diff = diff_texts(old, new)
+    if not diff:
+        return
+    fenced, cut = diff_block(diff.lines(), limit)
+    lines = fenced.split("\n")
+    fence = lines[0].removesuffix("diff")
+    assert re.fullmatch("`{3,}", fence) and lines[-1] == fence
+    inside = lines[1:-1]
+    for line in inside:
+        assert not re.fullmatch(rf" {{0,3}}`{{{len(fence)},}}\s*", line), line
+        assert re.match(r"[-+ @]", line) or line in ("", "-", "+"), line
+    body = "\n".join(inside)
+    assert body.splitlines() == inside  # no other line break (CR, U+2028 …) is left
+    assert not re.search(r"@[A-Za-z0-9]|#\d|(?<![A-Za-z0-9])GH-\d", body, re.IGNORECASE)
+    assert not BIDI.search(body) and "<!--" not in body
+    assert len(body) <= limit and cut >= 0
+
+
+def test_the_details_show_the_change_as_a_diff() -> None:
+    before = '{"order_id": 12, "status": "shipped"}'
+    after = '{"status": "shipped", "order_id": "12"}'
+    _, _, body = reports(
+        [result("x", "pass", critical=True, text=before)],
+        [result("x", "fail", critical=True, text=after)],
+    )
+    details = body[body.index("<details>") :]
+    assert "Baseline output" not in details
+    assert (
+        "Output, baseline → candidate (by line, JSON pretty-printed):\n\n"
+        '```diff\n  {\n-   "order_id": 12,\n+   "order_id": "12",\n    "status": "shipped"\n  }\n```'
+    ) in details
+
+
+def test_a_long_diff_is_cut_and_says_so() -> None:
+    before = " ".join(f"word{i}" for i in range(3_000))
+    after = " ".join(f"word{i}" if i % 7 else f"WORD{i}" for i in range(3_000))
+    _, _, body = reports([result("x", text=before)], [result("x", "fail", text=after)])
+    fenced = re.search(r"```diff\n(.*?)\n```", body, re.S)
+    assert fenced is not None and len(fenced.group(1)) <= 2_400
+    assert re.search(
+        r"_The diff is cut short here \(\d+ line\(s\) not shown in full\): "
+        r"`casegate show x` prints it whole, with both outputs\._",
+        body,
+    )
+
+
+def test_long_lines_are_wrapped_keeping_their_marker_and_indent() -> None:
+    sentence = "Thank you for your patience while we look into this for you. " * 6
+    fenced, cut = diff_block(diff_texts("Hello.", "Hello. " + sentence).lines())
+    inside = fenced.split("\n")[1:-1]
+    assert cut == 0 and len(inside) > 4
+    assert inside[0] == "  Hello."
+    assert all(line.startswith("+ ") and len(line) <= 100 for line in inside[1:])
+    assert " ".join(line[2:] for line in inside[1:]) == sentence.strip()
+    value = {"note": "x " * 80}
+    fenced, _ = diff_block(diff_texts("{}", json.dumps(value)).lines())
+    assert fenced.split("\n")[3].startswith('+   "note": "x x')
+    assert fenced.split("\n")[4].startswith("+   x x")
+
+
+def test_unchanged_or_missing_outputs_are_shown_as_they_are() -> None:
+    _, _, same = reports(
+        [result("x", text='{"a": 1, "b": 2}')], [result("x", "fail", text='{"b": 2, "a": 1}')]
+    )
+    # The same document once its keys are sorted: no diff to show, the output as it is.
+    assert 'Output, the same as the baseline\'s:\n<pre>{"b": 2, "a": 1}</pre>' in same
+    _, _, errored = reports([result("x", text="fine")], [result("x", "error", reason="down")])
+    assert "Baseline output:\n<pre>fine</pre>" in errored
+    assert "Candidate output:\n<pre>(no output)</pre>" in errored

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import posixpath
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +75,7 @@ def test_an_unchanged_ruler_has_no_changes(repo: Project, tmp_path: Path) -> Non
         ("gate.alpha=0.1", "+ gate rule: alpha 0.02 → 0.1"),
         ("gate.on_inconclusive=block", "+ gate rule: on_inconclusive ship → block"),
         ("gate.max_cost_increase=0.1", "+ gate rule: max_cost_increase none → 0.1"),
-        ("samples=3", "+ samples: 1 → 3"),
+        ("samples=3", "- samples: 1 → 3"),  # repeated samples switch the tests on
         ("samples=auto", "- samples: 1 → auto"),
         ("min_pass_rate=0.5", "- min_pass_rate: 1 → 0.5"),
         (
@@ -110,6 +114,34 @@ def test_case_level_changes(repo: Project, tmp_path: Path) -> None:
         "- case other: removed from the selection",
         "+ critical case brand-new: added",
     }
+
+
+def test_a_new_input_is_a_new_question(repo: Project, tmp_path: Path) -> None:
+    greet, echo, other = CASES
+    repo.write_cases(
+        [
+            {**greet, "input": {"question": "hello there"}},
+            {**echo, "input": {"question": "worlds"}, "version": 2},
+            {**other, "input": {"question": "again!"}},
+        ]
+    )
+    assert set(changes_after(repo, tmp_path)) == {
+        "- critical case greet: input changed without a version bump",
+        # A plain case re-versioned for its new input is set aside; the bump itself is
+        # listed, since the expectation it names did not move.
+        "- case echo: version 1 → 2 without a change to what it expects",
+        "- case other: input changed without a version bump",
+    }
+
+
+def test_a_new_custom_check_module_is_new_code_in_the_judge(repo: Project, tmp_path: Path) -> None:
+    greet, echo, other = CASES
+    repo.write_text("newcheck.py", "def ok(text, case):\n    return True\n")
+    repo.write_cases([greet, {**echo, "expect": {"check": "newcheck:ok"}, "version": 2}, other])
+    assert (
+        "- custom check module newcheck: new: code the pull request brings into the judging process"
+        in changes_after(repo, tmp_path)
+    )
 
 
 def test_a_version_bump_with_a_new_expectation_sets_a_plain_case_aside(
@@ -254,3 +286,72 @@ def test_a_pull_request_that_brings_the_first_config_needs_acceptance(
     code = main(["check", "-c", "casegate-new.yml", "--base", "main", "--mode", "live", "--quiet"])
     assert code == 1
     assert "does not exist on the base commit" in capsys.readouterr().out
+
+
+segment = st.sampled_from(["a", "b", "..", "."])
+
+
+@given(
+    name=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4),
+    link=st.lists(segment, min_size=1, max_size=6),
+)
+def test_an_accepted_link_never_leaves_the_tree(name: list[str], link: list[str]) -> None:
+    path, target = "/".join(name), "/".join(link)
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if basetree._stays_inside(path, target):
+        assert resolved != ".." and not resolved.startswith("../")
+    else:
+        assert resolved == ".." or resolved.startswith("../")
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../up", "a/../../up", "sub/.git/config"])
+def test_a_path_outside_the_tree_is_refused(name: str) -> None:
+    assert not basetree._stays_inside(name, None)
+
+
+def _embedded_bare_repository(repo: Project, tmp_path: Path) -> Path:
+    """What a pull request can commit: a bare repository's files, with a worktree beside."""
+    evil, worktree, bare = repo.root / "evil", repo.root / "evil" / "wt", tmp_path / "bare"
+    worktree.mkdir(parents=True)
+    for name in ("casegate.yml", "cases", "baselines", f"{repo.module}.py"):
+        source = repo.root / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, worktree / name)
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, capture_output=True)
+    env = {**os.environ, "GIT_DIR": str(bare), "GIT_WORK_TREE": str(worktree)}
+    env.update(GIT_AUTHOR_NAME="a", GIT_AUTHOR_EMAIL="a@b", GIT_COMMITTER_NAME="a")
+    env.update(GIT_COMMITTER_EMAIL="a@b", GIT_INDEX_FILE=str(tmp_path / "index"))
+    for args in (["add", "-A"], ["commit", "-qm", "forged base"]):
+        subprocess.run(["git", *args], cwd=worktree, env=env, check=True, capture_output=True)
+    for name in ("HEAD", "objects", "refs"):
+        source = bare / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, evil / name)
+    (evil / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = wt\n"
+    )
+    return worktree
+
+
+def test_git_never_finds_a_repository_the_pull_request_committed(
+    repo: Project, tmp_path: Path
+) -> None:
+    worktree = _embedded_bare_repository(repo, tmp_path / "scratch")
+    # Plain git would take evil/ for the repository here; casegate's git refuses it.
+    found = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=worktree, capture_output=True, text=True
+    )
+    assert found.returncode == 0 and found.stdout.strip() == str(worktree)
+    try:
+        root = basetree.repo_root_of(worktree)
+    except ConfigError:
+        root = None
+    assert root is None
+
+
+def test_a_config_that_is_a_link_is_refused(
+    repo: Project, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    worktree = _embedded_bare_repository(repo, tmp_path / "scratch")
+    repo.config_path.unlink()
+    repo.config_path.symlink_to(worktree / "casegate.yml")
+    assert main(["check", "--base", "main", "--quiet"]) == 2
+    assert "the config: 'casegate.yml' goes through a symbolic link" in capsys.readouterr().err

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import shutil
+import socket
 import subprocess
+import sys
 import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from gate import action
+from gate import action, starter
+from gate import cli as cli_module
 from gate.cli import main
 from gate.starter import FILES, starter_files
+from tests.test_cli import casegate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -145,9 +153,38 @@ def _steps(name: str) -> list[dict[str, Any]]:
     return [step for job in _workflow(name)["jobs"].values() for step in job["steps"]]
 
 
-@pytest.mark.parametrize(
-    "name", ["casegate-pull-request.yml", "casegate-model-swap.yml", "casegate-baseline.yml"]
-)
+WORKFLOWS = [
+    "casegate-pull-request.yml",
+    "casegate-model-swap.yml",
+    "casegate-baseline.yml",
+    "casegate-comment.yml",
+]
+
+
+def test_init_writes_every_workflow() -> None:
+    assert sorted(name for name in FILES.values() if name.startswith(".github/")) == sorted(
+        f".github/workflows/{name}" for name in WORKFLOWS
+    )
+    assert sorted(p.name for p in (REPO / ".github/workflows").glob("*.yml")) == sorted(WORKFLOWS)
+
+
+def test_the_workflows_pass_actionlint(tmp_path: Path) -> None:
+    actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (make lint installs it)")
+    # This repository's copies, and the ones `casegate init` writes for a user.
+    for name, content in starter_files().items():
+        if name.startswith(".github/"):
+            (tmp_path / Path(name).name).write_text(content)
+    paths = [*sorted((REPO / ".github/workflows").glob("*.yml")), *sorted(tmp_path.glob("*.yml"))]
+    assert len(paths) == 2 * len(WORKFLOWS)
+    finished = subprocess.run(
+        [actionlint, "-no-color", *map(str, paths)], capture_output=True, text=True, check=False
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+@pytest.mark.parametrize("name", WORKFLOWS)
 def test_checkout_leaves_no_token_behind(name: str) -> None:
     checkouts = [s for s in _steps(name) if s.get("uses", "").startswith("actions/checkout@")]
     assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts)
@@ -202,3 +239,212 @@ def test_the_model_swap_takes_one_model_id_and_nothing_else(model: str, accepted
     assert (finished.returncode == 0) is accepted, finished.stdout
     if not accepted:
         assert finished.stdout.startswith("::error title=casegate model swap::the model input")
+
+
+# --- pull requests from forks: an artifact, and a workflow_run that posts it -----------
+
+
+def _step(name: str, uses: str) -> dict[str, Any]:
+    [step] = [s for s in _steps(name) if s.get("uses", "").startswith(uses)]
+    return step
+
+
+def test_the_pull_request_run_uploads_the_report_and_nothing_else() -> None:
+    steps = _steps("casegate-pull-request.yml")
+    check = _step("casegate-pull-request.yml", "./")
+    upload = _step("casegate-pull-request.yml", "actions/upload-artifact@")
+    assert steps.index(upload) == steps.index(check) + 1
+    folder = check["with"]["report-dir"]
+    assert check["with"].get("comment", True) is True  # same-repository pull requests comment here
+    assert upload["if"] == "${{ !cancelled() }}"  # a blocking check still uploads its report
+    assert upload["with"]["name"] == "casegate-report"
+    assert upload["with"]["path"].split() == [f"{folder}/report.md", f"{folder}/verdict.json"]
+
+
+def test_the_comment_workflow_runs_none_of_the_pull_requests_code() -> None:
+    workflow = _workflow("casegate-comment.yml")
+    on = workflow.get("on", workflow.get(True))
+    assert on == {
+        "workflow_run": {
+            "workflows": [_workflow("casegate-pull-request.yml")["name"]],
+            "types": ["completed"],
+        }
+    }
+    assert workflow["permissions"] == {
+        "actions": "read",
+        "contents": "read",
+        "pull-requests": "write",
+    }
+    [job] = workflow["jobs"].values()
+    assert job["if"] == "github.event.workflow_run.event == 'pull_request'"
+    steps = job["steps"]
+    # The default branch's checkout (the Action itself when it is `./`), no other ref,
+    # and no shell step: nothing the pull request wrote is ever run with this token.
+    checkout = _step("casegate-comment.yml", "actions/checkout@")
+    assert set(checkout["with"]) == {"persist-credentials"}
+    assert not [step for step in steps if "run" in step]
+    download = _step("casegate-comment.yml", "actions/download-artifact@")
+    upload = _step("casegate-pull-request.yml", "actions/upload-artifact@")
+    assert download["with"]["name"] == upload["with"]["name"]
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    assert download["with"]["github-token"] == "${{ github.token }}"
+    post = _step("casegate-comment.yml", "./")
+    assert post["with"] == {"command": "comment", "report-dir": download["with"]["path"]}
+    assert steps.index(checkout) < steps.index(download) < steps.index(post)
+
+
+# --- `casegate init --provider`, `.gitignore`, and the next three commands ------------
+
+
+@pytest.fixture
+def cli() -> Callable[[list[str]], int]:
+    return cli_module.main
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dummy keys, and any attempt to open a connection fails the test."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy-openai-0000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-0000")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"a network connection was attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def user_module_system(tmp_path: Path) -> Iterator[None]:
+    """validate imports `system` from tmp_path: forget it afterwards, for the next test."""
+    yield
+    sys.modules.pop("system", None)
+    with contextlib.suppress(ValueError):
+        sys.path.remove(str(tmp_path.resolve()))
+
+
+EXPECTED_FILES = {
+    "openai": set(FILES.values()),
+    "anthropic": set(FILES.values()),
+    "python": set(FILES.values()) | {"system.py"},
+    "command": set(FILES.values()) | {"system.py"},
+}
+
+
+@pytest.mark.parametrize("provider", sorted(starter.PROVIDERS))
+@pytest.mark.usefixtures("offline", "user_module_system")
+def test_init_for_each_provider_writes_a_config_that_validates(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    cli: Callable[[list[str]], int],
+    provider: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli(["init", "--provider", provider]) == 0
+    written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert written == EXPECTED_FILES[provider]
+    config = yaml.safe_load(Path("casegate.yml").read_text())
+    assert config["system"]["provider"] == provider
+    out = capsys.readouterr().out.splitlines()
+    assert "added .casegate/ to .gitignore" in out
+    assert [line.split()[:2] for line in out[-3:]] == [
+        ["casegate", "validate"],
+        ["casegate", "record"],
+        ["casegate", "baseline"],
+    ]
+    assert main(["validate"]) == 0
+    assert "ok: 2 cases" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("provider", "says"),
+    [
+        ("openai", "with OPENAI_API_KEY set"),
+        ("anthropic", "with ANTHROPIC_API_KEY set"),
+        ("python", "calls answer() in system.py"),
+        ("command", "runs `python3 system.py`"),
+    ],
+)
+def test_the_next_commands_say_what_recording_does_for_the_provider(
+    provider: str, says: str
+) -> None:
+    steps = starter.next_steps(Path("."), provider)
+    assert len(steps) == 3 and says in steps[1]
+    assert [step.split("#")[0].strip() for step in starter.next_steps(Path("app"), provider)] == [
+        "casegate validate -c app/casegate.yml",
+        "casegate record -c app/casegate.yml",
+        "casegate baseline -c app/casegate.yml",
+    ]
+
+
+@pytest.mark.parametrize("provider", ["python", "command"])
+def test_the_stub_system_answers_at_once_so_the_next_commands_work(
+    tmp_path: Path, cli: Callable[[list[str]], int], provider: str
+) -> None:
+    assert cli(["init", "--dir", str(tmp_path), "--provider", provider]) == 0
+    for command in (["validate"], ["record", "--quiet"], ["baseline", "--quiet"]):
+        finished = casegate(*command, cwd=tmp_path)  # a process of its own imports system.py
+        assert finished.returncode == 0, finished.stderr
+    recorded = json.loads((tmp_path / "recordings/assistant/refund-window.json").read_text())
+    (entry,) = recorded["responses"].values()
+    assert entry["output"]["text"] == "(stub) you asked: How long do I have to return a blender?"
+    baseline = json.loads((tmp_path / "baselines/assistant.json").read_text())
+    # The stub knows no policy: a failing case is a result, not an error.
+    assert {case["id"]: case["status"] for case in baseline["cases"]} == {
+        "refund-window": "fail",
+        "no-promised-delivery-date": "pass",
+    }
+
+
+def test_init_appends_to_a_gitignore_once_and_keeps_what_was_there(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    cli: Callable[[list[str]], int],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path(".gitignore").write_text("node_modules/\n*.log")  # no final newline
+    assert cli(["init"]) == 0
+    assert Path(".gitignore").read_text() == (
+        "node_modules/\n*.log\n\n# casegate's results and reports: every run writes them again\n"
+        ".casegate/\n"
+    )
+    assert "added .casegate/ to .gitignore" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("line", [".casegate/", ".casegate", "/.casegate/", "  /.casegate/**"])
+def test_init_leaves_a_gitignore_that_already_ignores_casegate_alone(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    cli: Callable[[list[str]], int],
+    line: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path(".gitignore").write_text(f"build/\n{line}\n")
+    assert cli(["init"]) == 0
+    assert Path(".gitignore").read_text() == f"build/\n{line}\n"
+    assert ".gitignore" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("line", ["!.casegate/", ".casegate-old/", "# .casegate/", "x/.casegate/"])
+def test_lines_that_do_not_ignore_casegates_folder_are_not_taken_for_it(line: str) -> None:
+    assert not starter.ignored(f"{line}\n")
+
+
+def test_a_refused_init_leaves_the_gitignore_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path(".gitignore").write_text("build/\n")
+    Path("casegate.yml").write_text("mine\n")
+    assert main(["init"]) == 2
+    assert Path(".gitignore").read_text() == "build/\n"
+    Path("casegate.yml").unlink()
+    Path(".gitignore").write_bytes(b"caf\xe9/\n")  # Latin-1: casegate does not guess
+    assert main(["init"]) == 2
+    assert ".gitignore: not UTF-8 text, so casegate init does not edit it" in (
+        capsys.readouterr().err
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import py_compile
 import sys
 from pathlib import Path
 
@@ -82,3 +83,36 @@ def test_loading_cases_imports_no_user_code(project: Project) -> None:
 
     load_project(project.config_path)
     assert not marker.exists()
+
+
+def test_validate_imports_the_python_target_and_blames_its_line(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([case("a", "hi", contains="hi")])
+    project.write_config(system={"name": "x", "provider": "python", "target": "no_bot_here:answer"})
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("casegate: casegate.yml:6: system.target: cannot import 'no_bot_here'")
+    project.write_config()
+    assert main(["validate"]) == 0
+
+
+def test_the_module_loaded_is_exactly_the_file_the_ruler_hashes(tmp_path: Path) -> None:
+    # A cached .pyc marked "unchecked" would win in Python's own import: not here.
+    module = "hashed_check_mod"
+    (tmp_path / f"{module}.py").write_text("def fn(text, case):\n    return 'lenient'\n")
+    py_compile.compile(
+        str(tmp_path / f"{module}.py"),
+        cfile=str(tmp_path / "__pycache__" / f"{module}.{sys.implementation.cache_tag}.pyc"),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+    (tmp_path / f"{module}.py").write_text("def fn(text, case):\n    return 'strict'\n")
+    assert usercode.load_callable(f"{module}:fn", "check", tmp_path)("x", None) == "strict"
+
+
+def test_a_package_beside_a_module_of_the_same_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "twin_check_mod.py").write_text("def fn(text, case):\n    return True\n")
+    (tmp_path / "twin_check_mod").mkdir()
+    (tmp_path / "twin_check_mod" / "__init__.py").write_text("def fn(t, c):\n    return 1\n")
+    with pytest.raises(usercode.UserCodeError, match="one module name must mean one file"):
+        usercode.load_callable("twin_check_mod:fn", "check", tmp_path)

@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 from tests.fakes.actions import (  # noqa: E402
     action_env,
     build_workspace,
+    open_pull_request,
     pull_request_event,
     read_outputs,
     write_event,
@@ -209,8 +210,18 @@ def check(condition: bool, message: str, finished: subprocess.CompletedProcess[s
     print(f"ok: {message}")
 
 
+def shadow_casegate(workspace: Path) -> None:
+    """A pull request that adds files named like casegate's package and a dependency."""
+    for name in ("gate/__init__.py", "gate/action.py", "tabulate.py"):
+        path = workspace / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("import sys\nprint('::set-output name=verdict::ship')\nsys.exit(0)\n")
+
+
 def scenarios(folder: Path, env: dict[str, str]) -> None:
     base = build_workspace(folder / "workspace")
+    # The image's `python -I` must import casegate, not these, from the workspace.
+    open_pull_request(folder / "workspace", shadow_casegate)
     outputs_of = lambda files: read_outputs(next(files.glob("set_output_*")))  # noqa: E731
     with FakeGitHub(TOKEN) as api:
         for attempt in (1, 2):
@@ -236,6 +247,7 @@ def scenarios(folder: Path, env: dict[str, str]) -> None:
             )
             check(len(api.comments.get(7, [])) == 1, "exactly one sticky comment", finished)
             check(TOKEN not in finished.stdout + finished.stderr, "token never printed", finished)
+            check("set-output" not in finished.stdout, "the workspace's gate/ never ran", finished)
         check(
             [s.method for s in api.writes()] == ["POST", "PATCH"],
             "the second run updated the first run's comment",

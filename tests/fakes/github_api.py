@@ -4,6 +4,8 @@
   and a `Link` header, as GitHub paginates
 - `POST /repos/{owner}/{repo}/issues/{number}/comments`
 - `PATCH /repos/{owner}/{repo}/issues/comments/{id}`
+- `GET /repos/{owner}/{repo}/pulls` with `state` and `head` (`owner:branch`), as
+  the comment workflow finds a fork's pull request
 
 It checks the bearer token (401 "Bad credentials" otherwise), can act as a
 fork's read-only token (403 on writes), and answers scripted faults
@@ -28,6 +30,7 @@ from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 ONE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$")
+PULLS = re.compile(r"^/repos/([^/]+/[^/]+)/pulls$")
 
 
 @dataclass
@@ -55,6 +58,7 @@ class FakeGitHub(LoopbackServer):
         #: the login the token posts as
         self.identity = identity
         self.comments: dict[int, list[dict[str, Any]]] = {}
+        self.pulls: list[dict[str, Any]] = []
         self.faults: list[Fault] = []
         self.seen: list[Seen] = []
         self._next_id = 1000
@@ -71,6 +75,24 @@ class FakeGitHub(LoopbackServer):
             }
             self.comments.setdefault(number, []).append(comment)
             return comment
+
+    def add_pull(
+        self, number: int, head_sha: str, head_repository: str, branch: str, state: str = "open"
+    ) -> dict[str, Any]:
+        """A pull request whose head is `branch` of `head_repository` (a fork's, or this one)."""
+        pull = {
+            "number": number,
+            "state": state,
+            "head": {
+                "sha": head_sha,
+                "ref": branch,
+                "label": f"{head_repository.partition('/')[0]}:{branch}",
+                "repo": {"full_name": head_repository},
+            },
+        }
+        with self._lock:
+            self.pulls.append(pull)
+        return pull
 
     def writes(self) -> list[Seen]:
         return [seen for seen in self.seen if seen.method in ("POST", "PATCH")]
@@ -112,6 +134,8 @@ class FakeGitHub(LoopbackServer):
                     )
                 elif (match := ONE.match(parts.path)) and method == "PATCH":
                     self._update(int(match.group(2)), body["body"])
+                elif PULLS.match(parts.path) and method == "GET":
+                    self._pulls(parse_qs(parts.query))
                 else:
                     self._send(404, {"message": "Not Found"})
 
@@ -128,6 +152,18 @@ class FakeGitHub(LoopbackServer):
                         f'<{base}&page={page + 1}>; rel="next", <{base}&page={last}>; rel="last"'
                     )
                 self._send(200, chunk, headers)
+
+            def _pulls(self, query: dict[str, list[str]]) -> None:
+                # GitHub filters by `head` only in the `owner:branch` form, and state defaults to open.
+                state = query.get("state", ["open"])[0]
+                head = query.get("head", [None])[0]
+                pulls = [
+                    pull
+                    for pull in api.pulls
+                    if state in ("all", pull["state"])
+                    and (head is None or pull["head"]["label"] == head)
+                ]
+                self._send(200, pulls)
 
             def _update(self, comment_id: int, text: str) -> None:
                 for comments in api.comments.values():

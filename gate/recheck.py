@@ -1,0 +1,93 @@
+"""Judge again, in the gate's own process, what the supervised run reported.
+
+The supervised run imports the pull request's code (custom checks, a python
+system), so what it writes is a claim. Before anything is gated, this process —
+which never imports user code — checks that claim: in replay, every sample's
+output must be the recorded one; every built-in check is evaluated again on
+that output; and each case's verdict is recomputed from its samples under the
+config's thresholds. Only custom checks and the LLM judge keep the verdicts the
+run gave (they are the suite's own code and the pinned judge's recorded
+answers). Any mismatch means the run cannot be trusted: exit 2, never a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate import checks
+from gate.cases import Case
+from gate.config import LoadedConfig, Mode
+from gate.errors import CasegateError
+from gate.outputs import ToolCall
+from gate.recordings import RecordingStore, request_key, system_fingerprint
+from gate.results import CheckResult, RunResults, SampleResult, summarise
+from gate.run import aggregate, samples_for
+
+#: checks whose verdicts only the supervised run can give
+DELEGATED = frozenset({"check", "judge"})
+
+
+class UntrustedRun(CasegateError):
+    """The supervised run's results do not match what this process finds."""
+
+
+def recheck(
+    candidate: RunResults, loaded: LoadedConfig, cases: Sequence[Case], mode: Mode
+) -> RunResults:
+    """The candidate with every verdict this process can give recomputed; raises on a forgery."""
+    by_id = {case.id: case for case in cases}
+    store = RecordingStore(loaded.recordings_dir) if mode == "replay" else None
+    fingerprint = system_fingerprint(loaded.resolved_system())
+    rebuilt = []
+    for result in candidate.cases:
+        case = by_id.get(result.id)
+        if case is None:
+            raise UntrustedRun(f"the run reported case {result.id!r}, which the suite lacks")
+        fixed = samples_for(case, loaded)
+        if fixed is not None and len(result.outputs) != fixed:
+            raise UntrustedRun(
+                f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
+                f"not the {fixed} the suite asks for"
+            )
+        outputs = [_judge_again(case, sample, store, fingerprint) for sample in result.outputs]
+        threshold = case.min_pass_rate
+        if threshold is None:
+            threshold = loaded.config.min_pass_rate
+        rebuilt.append(aggregate(case, outputs, threshold))
+    candidate.cases = rebuilt
+    candidate.summary = summarise(rebuilt)
+    return candidate
+
+
+def _judge_again(
+    case: Case, sample: SampleResult, store: RecordingStore | None, fingerprint: str
+) -> SampleResult:
+    if sample.status == "error":
+        return sample  # an error is never a pass: nothing to recompute
+    if store is not None:
+        recorded = store.get(case.id, request_key(fingerprint, case.input, sample.sample))
+        claimed = [ToolCall.model_validate(call) for call in sample.tool_calls]
+        if recorded is None or recorded.text != sample.text or recorded.tool_calls != claimed:
+            raise UntrustedRun(
+                f"the run's output for case {case.id!r} (sample {sample.sample}) is not the "
+                "recorded one: its results cannot be trusted"
+            )
+    judges = [(name, judge) for name, judge in case.judges if name not in DELEGATED]
+    tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
+    subject = checks.Subject(sample.text or "", case.input, tool_calls, case)
+    mine = {v.check: v for v in checks.evaluate(judges, subject)}
+    theirs = {c.check: c for c in sample.checks}
+    verdicts = []
+    for name, _ in case.judges:
+        if name in DELEGATED:
+            if name not in theirs:
+                raise UntrustedRun(f"the run gave no {name!r} verdict for case {case.id!r}")
+            verdicts.append(theirs[name])
+        else:
+            verdict = mine[name]
+            verdicts.append(CheckResult(check=name, ok=verdict.ok, reason=verdict.reason))
+    failed = [v for v in verdicts if not v.ok]
+    sample.checks = verdicts
+    sample.status = "fail" if failed else "pass"
+    sample.reason = "; ".join(f"{v.check}: {v.reason}" for v in failed)
+    return sample
