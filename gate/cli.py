@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, housekeeping, starter
+from gate import __version__, housekeeping, show, starter
 from gate.errors import CasegateError
 from gate.secrets import redact
 
@@ -43,6 +43,9 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
         help="override a config field for this run, e.g. system.model=gpt-4.1 (repeatable)",
     )
     parser.add_argument("--quiet", action="store_true", help="no summary and no progress bar")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also print each failing case's full output"
+    )
     _selection_options(parser)
 
 
@@ -144,7 +147,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(run_summary(results))
         print(f"results: {out}")
+    _print_verbose(args, results)
     return 0
+
+
+def _print_verbose(args: argparse.Namespace, results: Any) -> None:
+    from gate.terminal import verbose_failures
+
+    if getattr(args, "verbose", False):
+        text = verbose_failures(results, colour=show.wants_colour(sys.stdout))
+        if text:
+            print("\n" + text)
 
 
 def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
@@ -258,6 +271,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_junit(outcome.candidate, args.junit, frozenset(outcome.comparison.regressions))
     print(report.text_report(outcome.comparison, outcome.verdict))
     print(f"results: {outcome.results_path}\nreport: {outcome.report_path}")
+    _print_verbose(args, outcome.candidate)
     return int(outcome.verdict.exit_code)
 
 
@@ -454,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     starter.add_parser(commands)
     housekeeping.add_parser(commands)
+    show.add_parser(commands)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")
     judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")

@@ -6,7 +6,10 @@ fails the run at once and names every case that lacks one.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -198,9 +201,22 @@ def call_live(
                 progress.update(errors=int(result.status == "error"))
     except KeyboardInterrupt:
         interrupted = True
+        _abandon_on_second_interrupt()
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=True)
     return done, interrupted
+
+
+def _abandon_on_second_interrupt() -> None:
+    """A second Ctrl-C leaves at once: calls in flight are abandoned, quietly."""
+
+    def leave(signum: int, frame: Any) -> None:
+        sys.stderr.write("casegate: interrupted again: calls in flight abandoned\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    with contextlib.suppress(ValueError):  # not the main thread: the first handler stays
+        signal.signal(signal.SIGINT, leave)
 
 
 def ask(system: systems.System, request: Request) -> Answer:

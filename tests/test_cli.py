@@ -240,3 +240,23 @@ def test_gate_into_a_closed_pipe_exits_quietly_with_its_verdict(tmp_path: Path) 
     assert finished.returncode == 1  # block, as without the pipe
     assert finished.stdout == ""
     assert finished.stderr == ""
+
+
+def test_show_and_verbose_are_commands(tmp_path: Path) -> None:
+    candidate = tmp_path / "c.json"
+    run = casegate(
+        "run", "-c", "casegate.candidate.yml", "--out", str(candidate), "--quiet", "-v", cwd=REPO
+    )
+    assert run.returncode == 0
+    assert "case complaint-no-invented-discount: FAIL (critical)" in run.stdout
+    shown = casegate(
+        "show",
+        "shipping-no-promised-date",
+        "--results",
+        str(candidate),
+        "-c",
+        "casegate.candidate.yml",
+        cwd=REPO,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "{+Your order will arrive by Friday. +}" in shown.stdout

@@ -636,6 +636,32 @@ tests:
     assert (outcome.tests, outcome.tests_mapped, outcome.cases) == (2, 1, 2)
 
 
+def test_a_bare_prompt_path_is_a_file_and_a_provider_transform_needs_a_person(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "pf"
+    write_config(folder, "Answer briefly: {{q}}\n", "prompt.txt")
+    config = write_config(
+        folder,
+        """
+prompts: [prompt.txt, Summarize the README.md]
+providers:
+  - id: openai:gpt-4.1-mini
+    transform: output.trim()
+tests:
+  - vars: {q: hi}
+    assert: [{type: contains, value: x}]
+""",
+    )
+    _, _, migration = run_import(config, tmp_path / "out")
+    messages = [
+        yaml.safe_load(path.read_text())["system"]["message"]
+        for path in sorted((tmp_path / "out").glob("casegate*.yml"))
+    ]
+    assert sorted(messages) == ["Answer briefly: {{q}}", "Summarize the README.md"]
+    assert 'provider `transform` `"output.trim()"`: promptfoo rewrites every output' in migration
+
+
 # --- refusals: overwrite, malformed files, files outside, no traceback ------------------
 
 
@@ -661,7 +687,7 @@ def test_refuses_to_overwrite_and_writes_nothing(
             "tests:\n  - vars: {q: a}\n    assert:\n      - value: x\n",
             "promptfooconfig.yaml:4: test 1",
         ),
-        ("tests:\n  - vars: [a]\n", "promptfooconfig.yaml:2: test 1: vars must be a mapping"),
+        ("tests:\n  - vars: [a]\n", "promptfooconfig.yaml:2: test 1: vars must be a mapping or a str"),
         ("prompts: 3\n", "promptfooconfig.yaml:1: prompts must be a string, a list or a mapping"),
         ("tests:\n  - $ref: '#/nowhere'\n", "promptfooconfig.yaml:2: $ref '#/nowhere' points at"),
         ("a: 1\na: 2\n", "promptfooconfig.yaml:2: duplicate key 'a'"),

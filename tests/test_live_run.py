@@ -169,3 +169,38 @@ def test_anthropic_record_and_replay_through_the_cli(
     assert json.loads(Path("p.json").read_text())["cases"][0]["status"] == "pass"
     assert llm_server.received[0].path == "/v1/messages"
     assert len(llm_server.received) == 1
+
+
+@pytest.mark.parametrize("command", ["record", "check"])
+def test_a_second_ctrl_c_prints_no_traceback(
+    project: Project, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    with FakeLLMServer(delay_s=0.3) as server:
+        live_project(project, server)
+        project.write_cases([case(f"c{i:02d}", f"q{i}", contains="echo") for i in range(30)])
+        env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "PYTHONPATH": str(REPO)}
+        if command == "check":
+            assert main(["record", "--quiet"]) == 0
+            assert main(["baseline", "--quiet"]) == 0
+            args = ["check", "--mode", "live", "--quiet"]
+        else:
+            args = ["record", "--quiet"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gate", *args],
+            cwd=project.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        asked = len(server.received)
+        deadline = time.monotonic() + 30
+        while len(server.received) < asked + 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err

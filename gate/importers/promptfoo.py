@@ -63,6 +63,8 @@ JUDGE_STUB = {"provider": "openai", "model": "gpt-4.1-2025-04-14", "prompt_versi
 #: Assertion types casegate has planned checks for (README, "Checks"), not built yet.
 PLANNED = ("latency", "cost", "levenshtein", "similar", "is-valid-openai-tools-call", "moderation")
 MAX_SHOWN = 400  # characters of an original assertion quoted in MIGRATION.md
+#: promptfoo runs every combination of a test's array vars; past this many, a person picks.
+MAX_COMBINATIONS = 1000
 #: Keys whose values may be secrets: never copied into a file casegate writes.
 _SECRET_KEY = re.compile(
     r"key$|_key|secret|password|passwd|credential|auth|bearer|access_?token|^token$",
@@ -166,7 +168,10 @@ class _Folder:
         if not name or Path(name).is_absolute() or name.startswith("~"):
             raise self._outside(reference, line, what)
         if any(char in name for char in "*?["):
-            found = sorted(p for p in self.root.glob(name) if p.is_file())
+            try:
+                found = sorted(p for p in self.root.glob(name) if p.is_file())
+            except (ValueError, OSError) as exc:
+                raise _problem(self.config, line, f"{what}: {reference!r}: {exc}") from None
         else:
             found = [self.root / name]
         for path in found:
@@ -578,7 +583,7 @@ def _read_prompts(config: Mapping[str, Any], folder: _Folder) -> list[_Prompt]:
             entry = entry.get("raw", entry.get("id"))
         if not isinstance(entry, str) or not entry.strip():
             raise _problem(folder.config, where, f"prompts[{number - 1}] has no text or file")
-        if entry.startswith("file://") or _looks_like_file(entry):
+        if entry.startswith("file://") or _looks_like_file(entry, folder):
             prompts.extend(_prompts_from_file(folder, entry, label, params, where))
         elif entry.startswith(("exec:", "langfuse://", "portkey://", "helicone://")):
             prompts.append(_code_prompt(entry, label, params))
@@ -589,8 +594,11 @@ def _read_prompts(config: Mapping[str, Any], folder: _Folder) -> list[_Prompt]:
     return prompts
 
 
-def _looks_like_file(text: str) -> bool:
-    return "\n" not in text and "{" not in text and text.strip().endswith(_PROMPT_SUFFIXES)
+def _looks_like_file(text: str, folder: _Folder) -> bool:
+    """promptfoo also reads a bare path (`prompts: [prompt.txt]`) as a file reference."""
+    if any(char.isspace() or char == "{" for char in text) or not text.endswith(_PROMPT_SUFFIXES):
+        return False
+    return text.partition(":")[0].endswith(_CODE_SUFFIXES) or (folder.root / text).exists()
 
 
 # --- providers ----------------------------------------------------------------------
@@ -746,7 +754,13 @@ def _map_provider(raw: Any, folder: _Folder, line: int | None, number: int) -> _
     mapped = _Provider(provider_id, name, {**chat, "params": {}}, prompt_filter)
     _apply_config(mapped, config, folder, line)
     for key in sorted(set(options) - {"id", "label", "config", "prompts"}):
-        mapped.notes.append(f"provider option `{key}` not carried over")
+        if key == "transform":
+            mapped.needs.append(
+                f"provider `transform` {_shown(options[key], 80)}: promptfoo rewrites every "
+                "output with it before judging; casegate judges the output as the API returns it"
+            )
+        else:
+            mapped.notes.append(f"provider option `{key}` not carried over")
     return mapped
 
 
@@ -1221,6 +1235,25 @@ _TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options
 _HANDLED_OPTIONS = {"disableDefaultAsserts", "provider", "runSerially", "transform"}
 
 
+_TEST_SHAPES: dict[str, tuple[type, ...]] = {
+    "vars": (dict, str),
+    "assert": (list,),
+    "options": (dict,),
+    "metadata": (dict,),
+}
+
+
+def _check_shape(test: Any, path: Path, what: str) -> None:
+    """A test (or defaultTest) whose parts have the types promptfoo requires; else one line."""
+    if not isinstance(test, dict):
+        raise _problem(path, _line(test), f"{what} must be a mapping")
+    for key, shapes in _TEST_SHAPES.items():
+        value = test.get(key)
+        if value is not None and not isinstance(value, shapes):
+            names = " or ".join("a mapping" if s is dict else f"a {s.__name__}" for s in shapes)
+            raise _problem(path, _line(test, key), f"{what}: {key} must be {names}")
+
+
 def _merge_default(test: Mapping[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
     """promptfoo's defaultTest merge: vars, metadata and options under the test's own."""
     merged: dict[str, Any] = {**default, **test}
@@ -1250,6 +1283,8 @@ def _combinations(variables: Mapping[str, Any]) -> list[dict[str, Any]]:
         else [variables[key]]
         for key in keys
     ]
+    if math.prod(len(choice) for choice in choices) > MAX_COMBINATIONS:
+        return []
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*choices)]
 
 
@@ -1381,10 +1416,16 @@ def _draft_cases(
     if tags:
         extra["tags"] = tags
     weight = test.get("weight")
-    if isinstance(weight, int | float) and not isinstance(weight, bool) and weight > 0:
+    if isinstance(weight, int | float) and not isinstance(weight, bool) and 0 < weight < math.inf:
         extra["weight"] = weight
     drafts: list[_Draft] = []
     combos = _combinations(variables)
+    if not combos:
+        report.skipped.append(
+            f"its array vars make more than {MAX_COMBINATIONS:,} combinations; write the cases "
+            "you want to keep by hand"
+        )
+        return []
     for number, combo in enumerate(combos, start=1):
         prepared = _prepared_vars(combo, context.folder, report)
         if prepared is None:
@@ -1667,8 +1708,7 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
     default = _resolve_ref(document.get("defaultTest") or {}, document, config_path)
     if isinstance(default, str):
         default = folder.document(default, _line(document, "defaultTest"), "defaultTest")
-    if not isinstance(default, dict):
-        raise _problem(config_path, _line(document, "defaultTest"), "defaultTest must be a mapping")
+    _check_shape(default, config_path, "defaultTest")
 
     stubs = _Stubs()
     judges: list[Any] = []
@@ -1678,8 +1718,7 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
     templates = [variant.prompt.message for variant in variants]
     for number, (test, path, root) in enumerate(_load_tests(document, folder), start=1):
         test = _resolve_ref(test, root, path)
-        if not isinstance(test, dict):
-            raise _problem(path, _line(test), f"test {number} must be a mapping")
+        _check_shape(test, path, f"test {number}")
         where = _where(path, folder, _line(test))
         title = str(test.get("description") or f"test {number}")
         report = _Report(number, printable(title), where)
