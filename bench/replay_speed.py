@@ -3,6 +3,9 @@
     .venv/bin/python bench/replay_speed.py            # 10,000 and 100,000 cases
     .venv/bin/python bench/replay_speed.py 2000       # any sizes
 
+Up to 10,000 cases it also times `casegate check` against that run's own results,
+as a ratio to the run measured in the same folder.
+
 Each size gets a fresh folder: a config, one JSONL case file, and a recording per
 case written with casegate's own keying, so the run exercises the real replay
 path. Wall time and peak memory are of the `casegate run` process, end to end.
@@ -75,6 +78,17 @@ def main() -> None:
                 f"{count:>7,} cases x 3 checks, replay: {seconds:6.2f} s end to end, "
                 f"peak RSS {peak:,.0f} MiB, pass rate {summary['pass_rate']:.3f}"
             )
+            if count <= 10_000:
+                # `check` runs the suite in a supervised child, then judges every output
+                # again itself (gate.recheck): its cost, as a ratio to `run` measured here.
+                checked, _ = timed(
+                    [*casegate, "check", "--baseline", "r.json", "--out", "c.json", "--quiet"],
+                    folder,
+                )
+                print(
+                    f"{count:>7,} cases, check (run + re-judging + compare + report): "
+                    f"{checked:6.2f} s = {checked / seconds:.2f}x the run"
+                )
 
 
 if __name__ == "__main__":

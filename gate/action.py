@@ -194,6 +194,7 @@ def pull_request_ruling(
             "which runs this check again"
         ),
         event_base_sha=(pull.get("base") or {}).get("sha"),
+        event_head_sha=(pull.get("head") or {}).get("sha"),
     )
 
 
@@ -345,7 +346,7 @@ PULL_REQUEST_TARGET = (
 
 
 def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str]) -> int:
-    from gate.cli import refuse_errored_baseline
+    from gate.cli import refuse_errored_baseline, warn_failing_critical
     from gate.supervise import run_supervised
     from gate.terminal import run_summary
 
@@ -361,15 +362,17 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         expected=[case.id for case in cases],
         show_progress=False,
         capture=True,
+        reap=True,
     )
     _print_untrusted(child.output)
     results = child.results
     if results.interrupted:
         return EXIT_INTERRUPTED
     refuse_errored_baseline(results, allow_errors=False)
+    warn_failing_critical(results)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(scratch / "baseline.json", path)
-    print(run_summary(results))
+    _print_untrusted(run_summary(results))  # names and reasons come from the repository
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
     shown = workspace_path(str(path), Path.cwd(), workspace)
     write_outputs(
@@ -423,6 +426,7 @@ def run_check(
         marker=marker,
         ruling=ruling,
         capture=True,
+        reap=True,
     )
     _print_untrusted(outcome.output)
     if outcome.comparison is None or outcome.verdict is None:
@@ -527,6 +531,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(key in os.environ for key in PIPED):
         start_without_token()
     not_dumpable()
+    from gate.supervise import become_subreaper
+
+    become_subreaper()
     environ = dict(os.environ)
     restore_piped(environ)
     try:

@@ -57,33 +57,43 @@ def resolve_commit(repo_root: Path, ref: str) -> str:
     if found.returncode != 0 or not found.stdout.strip():
         raise ConfigError(
             f"the base commit {ref!r} is not in this checkout, so the ruler (gate rule, "
-            "cases, baseline) cannot be read from it: set `fetch-depth: 0` on actions/checkout "
-            "(or fetch the base branch)"
+            "cases, baseline) cannot be read from it: check the name (`git branch -a`) or fetch "
+            "it; in CI, set `fetch-depth: 0` on actions/checkout"
         )
     return found.stdout.decode().strip()
 
 
-def pull_request_base(repo_root: Path, event_base_sha: str | None) -> tuple[str, list[str]]:
+def pull_request_base(
+    repo_root: Path, event_base_sha: str | None, event_head_sha: str | None = None
+) -> tuple[str, list[str]]:
     """The commit a pull request is judged against, and what was noticed finding it.
 
     actions/checkout checks out the merge commit GitHub built; its first parent is
     the base branch as merged. `base.sha` in the event can lag behind that branch,
-    so it is only the fallback for a checkout that is not a merge commit.
+    so it is the fallback. The first parent is taken only when the checkout really is
+    GitHub's merge: its second parent is the pull request's head (a head that is
+    itself a merge commit would otherwise choose its own "base"), and the event's
+    base.sha is an ancestor of the first.
     """
     # `--`: HEAD is the revision even when the pull request adds a file named HEAD.
     parents = git("rev-list", "--parents", "-n", "1", "HEAD", "--", cwd=repo_root)
     shas = parents.stdout.decode().split()
-    if parents.returncode == 0 and len(shas) == 3:
-        return shas[1], []
+    if parents.returncode == 0 and len(shas) == 3 and event_head_sha == shas[2]:
+        first = shas[1]
+        ancestor = event_base_sha and git(
+            "merge-base", "--is-ancestor", event_base_sha, first, cwd=repo_root
+        )
+        if not event_base_sha or (ancestor and ancestor.returncode == 0):
+            return first, []
     if not event_base_sha:
         raise ConfigError(
-            "this pull request's checkout is not a merge commit and the event names no base "
-            "commit: check out the default merge ref (actions/checkout without `ref:`)"
+            "this pull request's checkout is not GitHub's merge commit and the event names no "
+            "base commit: check out the default merge ref (actions/checkout without `ref:`)"
         )
     sha = resolve_commit(repo_root, event_base_sha)
     return sha, [
-        f"the checkout is not a merge commit, so the ruler was read from the event's "
-        f"base.sha {sha[:7]}, which may lag behind the base branch"
+        f"the checkout is not GitHub's merge commit of this pull request, so the ruler was "
+        f"read from the event's base.sha {sha[:7]}, which may lag behind the base branch"
     ]
 
 

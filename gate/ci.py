@@ -16,7 +16,7 @@ from gate.config import LoadedConfig, Mode
 from gate.confirm import confirm
 from gate.errors import ConfigError
 from gate.files import write_text
-from gate.recheck import recheck
+from gate.recheck import recheck, snapshot
 from gate.results import RunResults, read_results
 from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
@@ -73,6 +73,7 @@ def check(
     ruling: Ruling | None = None,
     capture: bool = False,
     selection: Selection | None = None,
+    reap: bool = False,
 ) -> CheckOutcome:
     """Run the candidate in a supervised child, then compare, gate and report here.
 
@@ -83,6 +84,7 @@ def check(
         baseline_path = ruling.baseline_path
     rule = ruling.rule if ruling is not None else loaded.config.gate
     baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
+    recorded = snapshot(loaded, cases, mode)  # before any of the suite's code runs
     child = run_supervised(
         loaded.path,
         loaded.overrides,
@@ -93,11 +95,12 @@ def check(
         show_progress=show_progress,
         capture=capture,
         selection=selection,
+        reap=reap,
     )
     candidate = child.results
     if candidate.interrupted:
         return CheckOutcome(candidate, out, output=child.output)
-    candidate = recheck(candidate, loaded, cases, mode)
+    candidate = recheck(candidate, loaded, cases, recorded)
     require_same_selection(baseline.selection, candidate.selection)
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, housekeeping, show, starter
+from gate import __version__, housekeeping, importers, show, starter
 from gate.errors import CasegateError
 from gate.secrets import redact
 
@@ -284,6 +284,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     refuse_errored_baseline(results, args.allow_errors)
+    warn_failing_critical(results)
     loaded_path = results.config.get("baseline")
     if not loaded_path:
         raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
@@ -337,6 +338,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(tabulate(table, headers=headers, tablefmt="plain", disable_numparse=True))
     print(f"{len(rows)} case(s), {sum(1 for r in rows if r['critical'])} critical")
     return 0
+
+
+def warn_failing_critical(results: Any) -> None:
+    """A critical case failing in the baseline can never count as a critical regression."""
+    failing = [case.id for case in results.cases if case.critical and not case.passed]
+    if failing:
+        shown = ", ".join(failing[:10]) + (" …" if len(failing) > 10 else "")
+        print(
+            f"casegate: warning: {len(failing)} critical case(s) fail in this baseline "
+            f"({shown}): a later failure of them cannot count as a critical regression; "
+            "fix them first (or set gate.block_on_critical_failure)",
+            file=sys.stderr,
+        )
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -423,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=cmd_validate)
     for name, handler, summary in (
         ("compare", cmd_compare, "compare a candidate results file with a baseline, case by case"),
-        ("gate", cmd_gate, "apply the gate rule: exit 0 ship, 1 block, 2 error"),
+        ("gate", cmd_gate, "apply the gate rule: exit 0 ship, 1 block, 2 error, 3 inconclusive"),
     ):
         sub = commands.add_parser(name, help=summary)
         sub.add_argument("baseline", type=Path, metavar="BASELINE.json")
@@ -469,6 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     starter.add_parser(commands)
     housekeeping.add_parser(commands)
     show.add_parser(commands)
+    importers.add_parser(commands)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")
     judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")

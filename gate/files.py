@@ -54,11 +54,15 @@ def cannot_write(path: Path, exc: OSError) -> OutputError:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path, *, scratch: Path | None = None) -> Iterator[Writer]:
+def atomic_writer(
+    path: Path, *, scratch: Path | None = None, mask: bool = True
+) -> Iterator[Writer]:
     """A stream whose text replaces `path` when the block ends without an error.
 
     The temporary lives in `scratch` (default: the target's folder), which must be on
-    the same file system. Raises OutputError naming the file on any OSError.
+    the same file system. Raises OutputError naming the file on any OSError. `mask`
+    redacts secrets and URL credentials; only casegate's own templates (the starter
+    files, whose workflows name `${GITHUB_TOKEN}` in a URL on purpose) go without.
     """
     try:
         if path.is_symlink():
@@ -70,7 +74,7 @@ def atomic_writer(path: Path, *, scratch: Path | None = None) -> Iterator[Writer
         # /dev/null, /dev/stdout, a pipe: nothing to replace, and nothing a partial write loses.
         try:
             with path.open("w", encoding="utf-8", errors="backslashreplace") as stream:
-                yield _Redacting(stream)
+                yield _Redacting(stream) if mask else stream
         except OSError as exc:
             raise cannot_write(path, exc) from None
         return
@@ -82,7 +86,7 @@ def atomic_writer(path: Path, *, scratch: Path | None = None) -> Iterator[Writer
         temporary, handle = _create_temporary(folder, path.name)
         # A lone surrogate (a JSON "\ud800" escape) is written as that same escape.
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
-            yield _Redacting(stream)
+            yield _Redacting(stream) if mask else stream
         os.replace(temporary, path)
         temporary = None
     except OSError as exc:
@@ -103,9 +107,9 @@ def _create_temporary(folder: Path, name: str) -> tuple[Path, int]:
             continue
 
 
-def write_text(path: Path, text: str, *, scratch: Path | None = None) -> None:
-    """Write `text` (secrets masked) to `path` atomically, creating its folder."""
-    with atomic_writer(path, scratch=scratch) as stream:
+def write_text(path: Path, text: str, *, scratch: Path | None = None, mask: bool = True) -> None:
+    """Write `text` (secrets masked unless `mask=False`) to `path` atomically."""
+    with atomic_writer(path, scratch=scratch, mask=mask) as stream:
         stream.write(text)
 
 

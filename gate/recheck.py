@@ -18,7 +18,7 @@ from gate import checks
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import CasegateError
-from gate.outputs import ToolCall
+from gate.outputs import Output, ToolCall
 from gate.recordings import RecordingStore, request_key, system_fingerprint
 from gate.results import CheckResult, RunResults, SampleResult, summarise
 from gate.run import aggregate, samples_for
@@ -31,12 +31,42 @@ class UntrustedRun(CasegateError):
     """The supervised run's results do not match what this process finds."""
 
 
+Recorded = dict[tuple[str, str], Output]
+
+
+def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorded | None:
+    """Every recording the run may replay, read *before* the run starts.
+
+    The run imports the suite's code, which could rewrite recording files on disk
+    before they are read again; what is compared is what was there beforehand.
+    """
+    if mode != "replay":
+        return None
+    store = RecordingStore(loaded.recordings_dir)
+    fingerprint = system_fingerprint(loaded.resolved_system())
+    recorded: Recorded = {}
+    for case in cases:
+        count = samples_for(case, loaded) or loaded.config.adaptive.max
+        keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+        try:
+            outputs = store.get_many(case.id, keys)
+        except CasegateError:
+            continue  # the run itself reports an unreadable recording
+        recorded.update({(case.id, k): o for k, o in zip(keys, outputs, strict=True) if o})
+    return recorded
+
+
 def recheck(
-    candidate: RunResults, loaded: LoadedConfig, cases: Sequence[Case], mode: Mode
+    candidate: RunResults,
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    recorded: Recorded | None,
 ) -> RunResults:
-    """The candidate with every verdict this process can give recomputed; raises on a forgery."""
+    """The candidate with every verdict this process can give recomputed; raises on a forgery.
+
+    `recorded` is the `snapshot` taken before the run (None: not a replay).
+    """
     by_id = {case.id: case for case in cases}
-    store = RecordingStore(loaded.recordings_dir) if mode == "replay" else None
     fingerprint = system_fingerprint(loaded.resolved_system())
     rebuilt = []
     for result in candidate.cases:
@@ -49,7 +79,7 @@ def recheck(
                 f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
                 f"not the {fixed} the suite asks for"
             )
-        outputs = [_judge_again(case, sample, store, fingerprint) for sample in result.outputs]
+        outputs = [_judge_again(case, sample, recorded, fingerprint) for sample in result.outputs]
         threshold = case.min_pass_rate
         if threshold is None:
             threshold = loaded.config.min_pass_rate
@@ -60,12 +90,13 @@ def recheck(
 
 
 def _judge_again(
-    case: Case, sample: SampleResult, store: RecordingStore | None, fingerprint: str
+    case: Case, sample: SampleResult, recordings: Recorded | None, fingerprint: str
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
-    if store is not None:
-        recorded = store.get(case.id, request_key(fingerprint, case.input, sample.sample))
+    if recordings is not None:
+        key = request_key(fingerprint, case.input, sample.sample)
+        recorded = recordings.get((case.id, key))
         claimed = [ToolCall.model_validate(call) for call in sample.tool_calls]
         if recorded is None or recorded.text != sample.text or recorded.tool_calls != claimed:
             raise UntrustedRun(

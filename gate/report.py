@@ -238,7 +238,10 @@ def _ruler_text(review: RulerReview) -> list[str]:
         head += f" ({review.how_to_accept})" if review.how_to_accept else ""
     lines = [head]
     for change in review.loosening + review.tightening:
-        kind = "✗ loosens" if change.loosens else "+ tightens"
+        if change.loosens:
+            kind = "✓ accepted, loosens" if review.accepted else "✗ loosens"
+        else:
+            kind = "+ tightens"
         where = f" ({change.where})" if change.where else ""
         lines.append(f"  {kind}: {change.subject}: {change.text}{where}")
     lines += [f"  i {note}" for note in review.notes]

@@ -133,7 +133,8 @@ class Side:
         return f"{case.source}:{case.line}" if case.source else self.config_shown
 
     def check_sources(self) -> dict[str, str]:
-        """module → sha256 of its file (or "missing"), for every custom check's module."""
+        """module → sha256 of its file, for every custom check's module and the local
+        modules it imports (read, not imported: gate.usercode.local_sources)."""
         modules = sorted(
             {
                 usercode.parse_spec(spec, "check")[0]
@@ -141,10 +142,13 @@ class Side:
                 for spec in checks.custom_specs(case.expect)
             }
         )
-        found = {}
+        found: dict[str, str] = {}
         for module in modules:
-            file = usercode.module_file(module, self.loaded.root)
-            found[module] = hashlib.sha256(file.read_bytes()).hexdigest() if file else "missing"
+            sources = usercode.local_sources(module, self.loaded.root)
+            if module not in sources:
+                found[module] = "missing"
+            for name, file in sources.items():
+                found[name] = hashlib.sha256(file.read_bytes()).hexdigest()
         return found
 
 
@@ -513,8 +517,16 @@ def rule_against_base(
         notes=list(notes),
         how_to_accept=how_to_accept,
     )
-    if base is None or review.accepted:
+    if base is None:
         return Ruling(review, head.loaded.config.gate, _baseline_file(head, "baseline"), None)
+    if review.accepted:
+        # Accepting a looser rule is not accepting a rewritten baseline: at the same path,
+        # the base's copy still holds the verdicts the candidate is compared with.
+        baseline = _baseline_file(head, "baseline")
+        if base.baseline is not None and base.baseline == head.baseline:
+            kept = inside(base.repo_root, base.baseline, "baseline on the base", base.refused)
+            baseline = kept if kept.is_file() else baseline
+        return Ruling(review, head.loaded.config.gate, baseline, None)
     if base.baseline is None:
         raise ConfigError(
             f"{base.config_shown} on the base commit {commit[:7]} sets no `baseline:`, so there "
@@ -585,6 +597,7 @@ def ruling_for(
     acceptance: Callable[[str], str | None],
     how_to_accept: Callable[[str], str],
     event_base_sha: str | None = None,
+    event_head_sha: str | None = None,
 ) -> Ruling:
     """Read the ruler from the base commit and decide which one judges this change.
 
@@ -602,7 +615,7 @@ def ruling_for(
         )
     inside(repo_root, os.path.relpath(config.absolute(), repo_root), "the config")
     if base_ref is None:
-        commit, notes = pull_request_base(repo_root, event_base_sha)
+        commit, notes = pull_request_base(repo_root, event_base_sha, event_head_sha)
     else:
         commit, notes = resolve_commit(repo_root, base_ref), []
     head = load_side(config, overrides, repo_root, baseline)

@@ -119,10 +119,12 @@ def write_starter(
     written: list[Path] = []
     try:
         for name, content in files.items():
-            write_text(target / name, content)
+            write_text(target / name, content, mask=False)  # casegate's own templates
             written.append(target / name)
         if gitignore is not None:
-            write_text(target / GITIGNORE, gitignore)  # replaced whole: it was read above
+            write_text(
+                target / GITIGNORE, gitignore, mask=False
+            )  # replaced whole: it was read above
             written.append(target / GITIGNORE)
     except OutputError:
         for path in written:
@@ -157,7 +159,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`casegate init [--dir PATH] [--action REF] [--provider NAME]`."""
     init = commands.add_parser(
-        "init", help="write a starter config, two example cases and the three workflows"
+        "init", help="write a starter config, two example cases and the four workflows"
     )
     init.add_argument("--dir", type=Path, default=Path("."), help="where (default: here)")
     init.add_argument(

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,7 @@ def run_supervised(
     capture: bool = False,
     environ: Mapping[str, str] | None = None,
     selection: Selection | None = None,
+    reap: bool = False,
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
 
@@ -118,7 +120,7 @@ def run_supervised(
             # the user's code leaves running is ended with it.
             start_new_session=True,
         )
-        printed = _wait(child)
+        printed = _wait(child, reap)
         status = _status(status_path)
         code = child.returncode
         problems = status.get("problems")
@@ -148,12 +150,22 @@ def _keep(partial: Path, out: Path) -> None:
         raise CasegateError(f"{out}: cannot write the results file: {exc.strerror}") from None
 
 
-def _wait(child: subprocess.Popen[str]) -> str:
-    """The child's captured output once it exits; Ctrl-C is passed on, once."""
+def _wait(child: subprocess.Popen[str], reap: bool) -> str:
+    """The child's captured output once it exits; Ctrl-C is passed on, once.
+
+    It waits for the child to exit, not for its output to end: a process the suite's
+    code left behind may hold the pipe open for as long as it likes.
+    """
+    chunks: list[str] = []
+    reader = None
+    if child.stdout is not None:
+        stream = child.stdout
+        reader = threading.Thread(target=lambda: chunks.append(stream.read()), daemon=True)
+        reader.start()
     interrupted = False
     while True:
         try:
-            printed, _ = child.communicate()
+            child.wait()
             break
         except KeyboardInterrupt:
             if not interrupted:
@@ -161,7 +173,43 @@ def _wait(child: subprocess.Popen[str]) -> str:
                 interrupted = True
     with contextlib.suppress(OSError):
         os.killpg(child.pid, signal.SIGKILL)
-    return printed or ""
+    if reap:
+        end_descendants()
+    if reader is not None:
+        reader.join(timeout=5)
+    return "".join(chunks)
+
+
+def become_subreaper() -> None:
+    """Orphans of the supervised run become our children, not init's (Linux).
+
+    A daemon the suite's code starts (`setsid` and a double fork) escapes the child's
+    process group; as our child it can still be found and ended.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def end_descendants() -> None:
+    """Kill and reap every process whose parent is this one (only for a process that
+    runs nothing else: the Action's entrypoint, after the supervised run ended)."""
+    me = str(os.getpid())
+    for _ in range(100):
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, IndexError):
+                if stat.read_text().rsplit(")", 1)[1].split()[1] == me:
+                    found.append(int(stat.parent.name))
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
 
 
 def _status(path: Path) -> dict[str, object]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gate.results import CaseResult, RunResults
+from gate.select import describe_stored
 
 FAILURES_SHOWN = 15
 
@@ -21,7 +22,8 @@ def run_summary(results: RunResults) -> str:
     weighted = any(case.weight != 1 for case in results.cases)
     rate = f"{summary.pass_rate:.1%}" + (" (weighted)" if weighted else "")
     lines = [
-        f"{results.suite} · {results.system} · {results.mode or 'run'}",
+        f"{results.suite} · {results.system} · {results.mode or 'run'}"
+        + (f" · slice: {describe_stored(results.selection)}" if results.selection else ""),
         f"{summary.passed}/{summary.cases} passed ({rate}), "
         f"{summary.failed} failed, {summary.errors} errors",
     ]

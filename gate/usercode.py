@@ -9,6 +9,7 @@ winning) the race.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import sys
@@ -83,6 +84,50 @@ def _load_exact(module_name: str, source: Path) -> types.ModuleType:
         sys.modules.pop(module_name, None)
         raise
     return module
+
+
+def local_sources(module_name: str, root: Path) -> dict[str, Path]:
+    """The files under `root` that importing `module_name` runs, found by reading them.
+
+    The module, the `__init__.py` of each package above it, and, transitively, every
+    module under `root` they import (`import x`, `from x import y`, relative imports).
+    Read with `ast`, never imported; an import computed at run time is not seen.
+    """
+    found: dict[str, Path] = {}
+    pending = [module_name]
+    while pending:
+        name = pending.pop()
+        parts = name.split(".")
+        for depth in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:depth])
+            file = module_file(prefix, root)
+            if file is None or prefix in found:
+                continue
+            found[prefix] = file
+            pending.extend(_imports_of(prefix, file))
+    return found
+
+
+def _imports_of(module_name: str, file: Path) -> list[str]:
+    try:
+        tree = ast.parse(file.read_bytes(), str(file))
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return []  # it fails when imported, where the error is reported
+    package = module_name if file.name == "__init__.py" else module_name.rpartition(".")[0]
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".") if package else []
+                anchor = anchor[: len(anchor) - (node.level - 1)] if node.level > 1 else anchor
+                base = ".".join([*anchor, *([base] if base else [])])
+            if base:
+                names.append(base)
+                names.extend(f"{base}.{alias.name}" for alias in node.names)
+    return names
 
 
 def _top_level_file(top: str, root: Path) -> Path | None:

@@ -238,7 +238,8 @@ def test_the_label_name_comes_from_the_base(runner: Runner) -> None:
         )
 
     open_pull_request(runner.workspace, rename_label)
-    finished = runner.run(event=pull_request_event(runner.base_sha, labels=["pr-says-ok"]))
+    event = pull_request_event(runner.base_sha, ["pr-says-ok"], head_sha=runner.head_sha())
+    finished = runner.run(event=event)
     assert finished.returncode == 1
     assert "accept_label casegate:accept-ruler-change → pr-says-ok" in finished.stdout
 
@@ -291,16 +292,17 @@ def test_no_ruler_change_when_the_base_branch_moved_on(
     git("commit", "-qam", "refresh the baseline", cwd=runner.workspace)
     git("checkout", "-q", "--detach", "main", cwd=runner.workspace)
     git("merge", "-q", "--no-ff", "-m", "merge", "pr-7", cwd=runner.workspace)
-    finished = runner.run(config="casegate.yml", event=pull_request_event(old_base))
+    event = pull_request_event(old_base, head_sha=runner.head_sha())
+    finished = runner.run(config="casegate.yml", event=event)
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "baseline file" not in finished.stdout
-    assert "not a merge commit" not in finished.stdout
+    assert "not GitHub's merge commit" not in finished.stdout
 
 
 def test_a_checkout_that_is_not_a_merge_commit_says_so(runner: Runner) -> None:
     finished = runner.run(config="casegate.yml")
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert "not a merge commit" in finished.stdout
+    assert "not GitHub's merge commit" in finished.stdout
 
 
 # --- user code cannot end the run with a verdict --------------------------------------
@@ -421,3 +423,66 @@ def test_a_persons_comment_quoting_the_marker_is_never_edited(runner: Runner) ->
     assert len(comments) == 2 and "casegate: **block**" in comments[1]["body"]
     assert comments[1]["user"]["login"] == "github-actions[bot]"
     assert [seen.method for seen in runner.api.writes()] == ["POST"]
+
+
+def test_a_head_that_is_itself_a_merge_cannot_choose_its_base(
+    runner: Runner, candidate_results: Path
+) -> None:
+    # The workflow checks out the pull request's head, and that head is a merge whose
+    # first parent is "main plus the candidate's own results as the baseline".
+    workspace = runner.workspace
+    git("checkout", "-q", "-b", "forged", cwd=workspace)
+    shutil.copy(candidate_results, workspace / "baselines" / "support.json")
+    git("commit", "-qam", "a baseline that vouches for the candidate", cwd=workspace)
+    forged = git("rev-parse", "HEAD", cwd=workspace)
+    tree = git("rev-parse", "HEAD^{tree}", cwd=workspace)
+    head = git(
+        "commit-tree", tree, "-p", forged, "-p", runner.base_sha, "-m", "merge", cwd=workspace
+    )
+    git("checkout", "-q", "--detach", head, cwd=workspace)
+    event = pull_request_event(runner.base_sha, head_sha=head)
+    finished = runner.run(event=event)
+    assert finished.returncode == 1, finished.stdout + finished.stderr
+    assert runner.outputs()["critical-regressions"] == "2"
+    assert "not GitHub's merge commit" in finished.stdout
+
+
+def test_a_daemon_started_by_user_code_does_not_outlive_the_check(runner: Runner) -> None:
+    with_custom_check(runner)
+    pid_file = runner.root / "daemon.pid"
+
+    def daemonise(root: Path) -> None:
+        (root / "suite_checks.py").write_text(
+            "import os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+            "        time.sleep(600)\n"
+            "    os._exit(0)\n"
+            "def polite(text, case):\n    return True\n"
+        )
+
+    open_pull_request(runner.workspace, daemonise)
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 1  # the changed check module is a ruler change
+    pid = int(pid_file.read_text())
+    # Ended and reaped by the entrypoint before it exited: no such process any more.
+    assert not Path(f"/proc/{pid}").exists()
+
+
+def test_accepting_a_looser_rule_does_not_accept_a_rewritten_baseline(
+    runner: Runner, candidate_results: Path
+) -> None:
+    def loosen_and_rebaseline(root: Path) -> None:
+        drop_critical(root)
+        shutil.copy(candidate_results, root / "baselines" / "support.json")
+
+    open_pull_request(runner.workspace, loosen_and_rebaseline)
+    event = pull_request_event(runner.base_sha, [ACCEPT], labeled_by="maintainer-m")
+    finished = runner.run(event=event)
+    # The label accepts the pull request's rule and criticality; the comparison is still
+    # with the base's baseline, so the regressions are there for the reviewer to see.
+    assert "regressions (3)" in finished.stdout
+    assert "complaint-no-invented-discount" in finished.stdout
+    assert "✓ accepted, loosens" in finished.stdout

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -40,16 +39,21 @@ SEMANTICS = f"promptfoo {PROMPTFOO_VERSION}"
 Cli = Callable[..., int]
 
 
+def wired(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The parser with `import` added (once gate/cli.py adds it itself, as it is)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if "import" not in commands.choices:
+        add_parser(commands)
+    return parser
+
+
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
     """`casegate …` in this process, with `import` wired the way gate/cli.py will wire it."""
     original = gate.cli.build_parser
 
     def build() -> argparse.ArgumentParser:
-        parser = original()
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        add_parser(commands)
-        return parser
+        return wired(original())
 
     monkeypatch.setattr(gate.cli, "build_parser", build)
     return lambda *argv: gate.cli.main([str(arg) for arg in argv])
@@ -71,7 +75,6 @@ def casegate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         check=False,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
     )
 
 
@@ -687,7 +690,10 @@ def test_refuses_to_overwrite_and_writes_nothing(
             "tests:\n  - vars: {q: a}\n    assert:\n      - value: x\n",
             "promptfooconfig.yaml:4: test 1",
         ),
-        ("tests:\n  - vars: [a]\n", "promptfooconfig.yaml:2: test 1: vars must be a mapping or a str"),
+        (
+            "tests:\n  - vars: [a]\n",
+            "promptfooconfig.yaml:2: test 1: vars must be a mapping or a str",
+        ),
         ("prompts: 3\n", "promptfooconfig.yaml:1: prompts must be a string, a list or a mapping"),
         ("tests:\n  - $ref: '#/nowhere'\n", "promptfooconfig.yaml:2: $ref '#/nowhere' points at"),
         ("a: 1\na: 2\n", "promptfooconfig.yaml:2: duplicate key 'a'"),
@@ -711,7 +717,8 @@ def test_a_malformed_config_through_the_real_process_has_no_traceback(tmp_path: 
         "import argparse, sys\nimport gate.cli\nfrom gate.importers import add_parser\n"
         "original = gate.cli.build_parser\n"
         "def build():\n    p = original()\n"
-        "    add_parser(next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)))\n"
+        "    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))\n"
+        "    if 'import' not in sub.choices:\n        add_parser(sub)\n"
         "    return p\n"
         "gate.cli.build_parser = build\n"
         "sys.exit(gate.cli.main(sys.argv[1:]))\n"
@@ -753,8 +760,7 @@ def test_file_references_outside_the_configs_folder_are_refused(tmp_path: Path) 
 
 
 def test_the_parser_takes_import_promptfoo_with_out() -> None:
-    parser = gate.cli.build_parser()
-    add_parser(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)))
+    parser = wired(gate.cli.build_parser())
     args = parser.parse_args(["import", "promptfoo", "pf.yaml", "--out", "suite"])
     assert (args.config, args.out, args.handler) == (Path("pf.yaml"), Path("suite"), cmd_import)
     assert parser.parse_args(["import", "promptfoo", "pf.yaml"]).out == Path(".")

@@ -190,13 +190,17 @@ def test_the_merge_commits_first_parent_is_the_base(repo: Project) -> None:
     git("commit", "-qm", "topic", cwd=repo.root)
     git("checkout", "-q", "--detach", "main", cwd=repo.root)
     git("merge", "-q", "--no-ff", "-m", "merge", "topic", cwd=repo.root)
-    assert basetree.pull_request_base(repo.root, "0" * 40) == (base, [])
+    head = git("rev-parse", "topic", cwd=repo.root)
+    assert basetree.pull_request_base(repo.root, base, head) == (base, [])
+    # Not GitHub's merge of this head: the event's base, and a note saying so.
+    sha, notes = basetree.pull_request_base(repo.root, base, "f" * 40)
+    assert sha == base and "not GitHub's merge commit" in notes[0]
 
 
 def test_without_a_merge_commit_the_event_base_is_used_and_said(repo: Project) -> None:
     base = git("rev-parse", "HEAD", cwd=repo.root)
     sha, notes = basetree.pull_request_base(repo.root, base)
-    assert sha == base and "not a merge commit" in notes[0]
+    assert sha == base and "not GitHub's merge commit" in notes[0]
     with pytest.raises(ConfigError, match="fetch-depth: 0"):
         basetree.pull_request_base(repo.root, "ab" * 20)
 
@@ -355,3 +359,34 @@ def test_a_config_that_is_a_link_is_refused(
     repo.config_path.symlink_to(worktree / "casegate.yml")
     assert main(["check", "--base", "main", "--quiet"]) == 2
     assert "the config: 'casegate.yml' goes through a symbolic link" in capsys.readouterr().err
+
+
+def test_what_a_custom_check_imports_is_part_of_the_ruler(tmp_path: Path) -> None:
+    project = Project(tmp_path / "p")
+    project.root.mkdir()
+    project.write_system()
+    project.write_text("rules_helper.py", "WORDS = ['sorry']\n")
+    project.write_text(
+        "tone_check.py", "from rules_helper import WORDS\ndef ok(t, c):\n    return True\n"
+    )
+    project.write_text("pkgchecks/__init__.py", "SETTING = 1\n")
+    project.write_text("pkgchecks/tone.py", "from . import util\ndef ok(t, c):\n    return True\n")
+    project.write_text("pkgchecks/util.py", "X = 1\n")
+    project.write_config()
+    project.write_cases(
+        [
+            case("a", "hi", check="tone_check:ok"),
+            case("b", "hi", check="pkgchecks.tone:ok"),
+        ]
+    )
+    init_repository(project.root)
+    for file, subject in [
+        ("rules_helper.py", "custom check module rules_helper"),
+        ("pkgchecks/__init__.py", "custom check module pkgchecks"),
+        ("pkgchecks/util.py", "custom check module pkgchecks.util"),
+    ]:
+        original = (project.root / file).read_text()
+        (project.root / file).write_text(original + "# lenient now\n")
+        found = changes_after(project, tmp_path / f"scratch-{file.replace('/', '-')}")
+        assert f"- {subject}: source changed" in found, found
+        (project.root / file).write_text(original)

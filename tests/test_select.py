@@ -98,3 +98,17 @@ def test_an_excluded_tag_is_never_selected(
         assert chosen == bool(set(case_tags) & set(wanted))
     else:
         assert chosen
+
+
+def test_a_slice_says_so_in_its_summary(suite: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--mode", "live", "--tag", "returns"]) == 0
+    assert "· slice: --tag returns" in capsys.readouterr().out
+
+
+def test_a_baseline_whose_critical_case_fails_warns(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite.write_cases([*CASES[:2], {**CASES[2], "expect": {"contains": "never said"}}])
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 critical case(s) fail in this baseline (ship-date)" in err

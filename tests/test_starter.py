@@ -46,6 +46,22 @@ def test_init_writes_a_project_that_validates(
     assert "ok: 2 cases" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "python", "command"])
+def test_init_writes_exactly_its_templates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: str
+) -> None:
+    # The baseline workflow names ${GITHUB_TOKEN} inside a push URL on purpose: masking
+    # "credentials in URLs" must not rewrite casegate's own templates.
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--provider", provider]) == 0
+    for name, content in starter_files(provider=provider).items():
+        assert (tmp_path / name).read_text() == content, name
+    assert (
+        "x-access-token:${GITHUB_TOKEN}@"
+        in (tmp_path / ".github/workflows/casegate-baseline.yml").read_text()
+    )
+
+
 def test_init_never_overwrites(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,7 +73,10 @@ def open_pull_request(workspace: Path, edit: Callable[[Path], None]) -> str:
 
 
 def pull_request_event(
-    base_sha: str, labels: Sequence[str] = (), labeled_by: str | None = None
+    base_sha: str,
+    labels: Sequence[str] = (),
+    labeled_by: str | None = None,
+    head_sha: str | None = None,
 ) -> dict[str, object]:
     """A `pull_request` event; `labeled_by` makes it the `labeled` event of the last label."""
     event: dict[str, object] = {
@@ -82,7 +85,7 @@ def pull_request_event(
         "pull_request": {
             "number": PULL_NUMBER,
             "base": {"sha": base_sha},
-            "head": {},
+            "head": {"sha": head_sha} if head_sha else {},
             "labels": [{"name": name} for name in labels],
         },
         "sender": {"login": "pr-author"},
@@ -184,7 +187,7 @@ class Runner:
         files = self.root / f"files-{len(list(self.root.glob('files-*')))}"
         files.mkdir()
         if event is None and event_name == "pull_request":
-            event = pull_request_event(self.base_sha)
+            event = pull_request_event(self.base_sha, head_sha=self.head_sha())
         write_event(files / "event.json", event or {})
         env = {
             key: value
@@ -217,6 +220,17 @@ class Runner:
         )
         self.last_files = files
         return finished
+
+    def head_sha(self) -> str | None:
+        """The pull request's head, when the checkout is a merge commit (its second parent)."""
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "HEAD^2"],
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return found.stdout.strip() or None
 
     def outputs(self) -> dict[str, str]:
         return read_outputs(self.last_files / "output")
