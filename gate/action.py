@@ -320,6 +320,7 @@ def run(environ: dict[str, str]) -> int:
             environ,
             token=inputs.token,
             author=inputs.comment_author,
+            suites=_declared_suites(workspace / inputs.working_directory / inputs.config),
         )
     mark_safe_directory(workspace)
     cwd = (workspace / inputs.working_directory).resolve()
@@ -335,6 +336,15 @@ def run(environ: dict[str, str]) -> int:
     if inputs.command == "baseline":
         return run_baseline(loaded, cases, mode, environ)
     return run_check(inputs, loaded, cases, mode, environ, event_name, event, cwd, workspace)
+
+
+def _declared_suites(config: Path) -> set[str] | None:
+    """The suite the default branch's config declares (None: there is no config there)."""
+    from gate.config import load_config
+
+    if not config.is_file():
+        return None
+    return {load_config(config).config.suite}
 
 
 PULL_REQUEST_TARGET = (

@@ -105,7 +105,7 @@ def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
             if not raw_line.strip():
                 continue
             try:
-                yield number, parse_json(raw_line)
+                yield number, parse_json(raw_line, unique_keys=True)
             except ValueError as exc:
                 raise CaseFileError(located(path, number, f"invalid JSON: {exc}")) from None
         return

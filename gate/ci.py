@@ -109,7 +109,9 @@ def check(
     notes = list(notes)
     if mode == "live":
         notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)
-    verdict = with_judge_lines(decide(comparison, rule), candidate, loaded.root)
+    # The judge's calibration is read where the ruler is: the base's, in a pull request.
+    calibration_root = ruling.base.loaded.root if ruling and ruling.base else loaded.root
+    verdict = with_judge_lines(decide(comparison, rule), candidate, calibration_root)
     if notes:
         verdict = dataclasses.replace(verdict, notes=[*notes, *verdict.notes])
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")

@@ -113,10 +113,25 @@ def write_text(path: Path, text: str, *, scratch: Path | None = None, mask: bool
         stream.write(text)
 
 
-def parse_json(text: str | bytes) -> Any:
-    """json.loads, with nesting deeper than MAX_DEPTH and oversized integers as ValueError."""
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return document
+
+
+def parse_json(text: str | bytes, *, unique_keys: bool = False) -> Any:
+    """json.loads, with nesting deeper than MAX_DEPTH and oversized integers as ValueError.
+
+    `unique_keys`: an object naming a key twice is refused (json.loads would keep the
+    last one, while a reader of the file sees the first).
+    """
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=_unique_keys if unique_keys else None)
     except RecursionError:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:

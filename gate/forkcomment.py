@@ -21,7 +21,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,7 @@ class CommentVerdict:
     @classmethod
     def parse(cls, data: bytes, where: str) -> CommentVerdict:
         try:
-            document = parse_json(data.decode("utf-8"))
+            document = parse_json(data.decode("utf-8"), unique_keys=True)
         except ValueError as exc:  # UnicodeDecodeError is a ValueError
             raise refused(where, f"not UTF-8 JSON: {exc}") from None
         if not isinstance(document, dict) or set(document) != {"schema", "suite", "verdict"}:
@@ -184,6 +184,15 @@ def _unneutralised(text: str) -> int | None:
     return next(i for i, (a, b) in enumerate(zip(text, escaped, strict=False)) if a != b) - 1
 
 
+#: a link GitHub turns into a cross-reference on the issue or pull request it names
+ISSUE_LINK = re.compile(r"(?i)https?://[^\s)>\]]*/(?:issues|pull|discussions)/\d+")
+
+
+def _first(pattern: re.Pattern[str], text: str) -> int | None:
+    found = pattern.search(text)
+    return found.start() if found else None
+
+
 def report_problem(report: str, suite: str) -> str | None:
     """Why `report` is not a body casegate would post for `suite`; None when it is."""
     marker = marker_for(suite)
@@ -195,6 +204,7 @@ def report_problem(report: str, suite: str) -> str | None:
         (_stray(report, "<", REPORT_TAGS, len(marker)), "raw HTML casegate never writes"),
         (_stray(report, "&", REPORT_ENTITIES), "a character reference casegate never writes"),
         (_unneutralised(report), "a live @mention or #reference"),
+        (_first(ISSUE_LINK, report), "a link to an issue or pull request"),
     ):
         if at is not None:
             line = report.count("\n", 0, at) + 1
@@ -290,8 +300,12 @@ def post_report(
     *,
     token: str,
     author: str,
+    suites: Collection[str] | None = None,
 ) -> int:
     """`command: comment`: post the artifact in `report_dir` on the run's pull request.
+
+    `suites`: the suite names the default branch's config declares; a report for any
+    other suite is refused (a fork could otherwise overwrite another suite's comment).
 
     Exit 0 when posted or when there is nothing to post, 1 when the API refused the
     comment; a refused artifact or a misconfigured workflow raises (exit 2).
@@ -316,6 +330,11 @@ def post_report(
                 "could not run or was cancelled; its own log says why) or it was not downloaded"
             )
         record, body = artifact
+        if suites is not None and record.suite not in suites:
+            raise refused(
+                f"{report_dir}/{VERDICT}",
+                f"suite {_shown(record.suite)} is not the suite of this repository's config",
+            )
         number = pull_request_number(event, repository, api)
     except NothingToPost as exc:
         print(command("notice", str(exc)), flush=True)

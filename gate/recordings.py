@@ -97,7 +97,7 @@ class RecordingStore:
         """One recording file as it is on disk now; ResultsError naming it when it is bad
         (FileNotFoundError when there is none)."""
         try:
-            document = parse_json(path.read_bytes())
+            document = parse_json(path.read_bytes(), unique_keys=True)
         except FileNotFoundError:
             raise
         except OSError as exc:

@@ -299,6 +299,17 @@ def _config_changes(base: Side, head: Side) -> list[RulerChange]:
                 True,
             )
         )
+    if b.pricing != h.pricing:
+        # Prices decide the cost rule: with one set, a lower price hides a cost rise.
+        costed = b.gate.max_cost_increase is not None
+        changes.append(
+            RulerChange(
+                "pricing",
+                "the price table changed" + (" while a cost rule is set" if costed else ""),
+                head.config_line("pricing"),
+                costed,
+            )
+        )
     if b.judge != h.judge:
         changes.append(
             RulerChange(

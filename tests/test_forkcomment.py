@@ -49,7 +49,8 @@ def check(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, bytes], s
 
 @pytest.fixture
 def runner(tmp_path: Path, check: tuple[dict[str, bytes], str]) -> Iterator[Runner]:
-    """The comment workflow's job: a workspace holding the downloaded artifact only."""
+    """The comment workflow's job: the default branch's checkout and the downloaded artifact."""
+    build_workspace(tmp_path / "workspace")
     folder = tmp_path / "workspace" / REPORT_DIR
     folder.mkdir(parents=True)
     for name, data in check[0].items():
@@ -254,6 +255,13 @@ def _verdict(**changes: object) -> Callable[[Path], None]:
     return edit
 
 
+def _another_suite(folder: Path) -> None:
+    """A consistent report and verdict for a suite this repository does not declare."""
+    report = _report(folder).replace(MARKER, marker_for("billing"))
+    (folder / "report.md").write_text(report, encoding="utf-8")
+    _verdict(suite="billing")(folder)
+
+
 def _verdict_is_huge(folder: Path) -> None:
     (folder / "verdict.json").write_text(" " * 5000 + (folder / "verdict.json").read_text())
 
@@ -305,6 +313,16 @@ def _verdict_is_huge(folder: Path) -> None:
         ),
         pytest.param(
             _verdict(suite="support -->"), "is not a casegate suite name", id="unsafe-suite"
+        ),
+        pytest.param(
+            _another_suite,
+            "suite 'billing' is not the suite of this repository's config",
+            id="undeclared-suite",
+        ),
+        pytest.param(
+            _append("\nsee https://github.com/acme/shop/pull/12 too\n"),
+            "a link to an issue or pull request",
+            id="cross-reference-link",
         ),
         pytest.param(
             _verdict(schema="casegate.comment/2"), "is not casegate.comment/1", id="schema"

@@ -22,7 +22,7 @@ import yaml
 
 from gate import cli as cli_module
 from gate import secrets
-from gate.errors import ResultsError
+from gate.errors import CasegateError, ResultsError
 from gate.outputs import Output
 from gate.recordings import WORK_FOLDER, RecordingStore, system_fingerprint
 from tests.conftest import Project, case
@@ -389,3 +389,13 @@ def test_a_dry_run_writes_nothing_not_even_the_lock(
         capsys.readouterr().out
     )
     assert sorted(p.name for p in folder.iterdir()) == ["old.json"]
+
+
+def test_a_recording_that_names_a_key_twice_is_refused(tmp_path: Path) -> None:
+    # json.loads keeps the last of two keys, while a reader of the file sees the first.
+    store = RecordingStore(tmp_path)
+    (tmp_path / "a.json").write_text(
+        '{"schema": "casegate.recording/1", "case": "a", "responses": {}, "responses": {}}'
+    )
+    with pytest.raises(CasegateError, match="'responses' appears twice"):
+        store.get("a", "k")

@@ -390,3 +390,20 @@ def test_what_a_custom_check_imports_is_part_of_the_ruler(tmp_path: Path) -> Non
         found = changes_after(project, tmp_path / f"scratch-{file.replace('/', '-')}")
         assert f"- {subject}: source changed" in found, found
         (project.root / file).write_text(original)
+
+
+def test_a_price_change_loosens_only_while_a_cost_rule_is_set(
+    repo: Project, tmp_path: Path
+) -> None:
+    cheaper = ("pricing.m.input=0.1", "pricing.m.output=0.1")
+    assert changes_after(repo, tmp_path / "a", cheaper) == ["+ pricing: the price table changed"]
+    edit_config(repo, gate={"max_cost_increase": 0.1})
+    init_repository_commit(repo)
+    assert changes_after(repo, tmp_path / "b", cheaper) == [
+        "- pricing: the price table changed while a cost rule is set"
+    ]
+
+
+def init_repository_commit(repo: Project) -> None:
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "a cost rule", cwd=repo.root)
