@@ -57,24 +57,55 @@ class Subject:
     case: Any = None
     #: the pinned LLM judge (gate.judge.Grader) when the suite has one
     grader: Any = None
+    #: the sample's recorded figures (None: the provider reported none)
+    stop_reason: str | None = None
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    output_tokens: int | None = None
     _parsed: Any = field(default=None, repr=False)
     _parse_error: str | None = field(default=None, repr=False)
     _parsed_done: bool = field(default=False, repr=False)
 
     @classmethod
-    def of(cls, output: Output, case: Any, grader: Any = None) -> Subject:
-        return cls(output.text, case.input, output.tool_calls, case, grader)
+    def of(
+        cls, output: Output, case: Any, grader: Any = None, *, cost_usd: float | None = None
+    ) -> Subject:
+        """`cost_usd`: the cost priced from the config when the output carries none."""
+        return cls(
+            output.text,
+            case.input,
+            output.tool_calls,
+            case,
+            grader,
+            stop_reason=output.stop_reason,
+            latency_ms=output.latency_ms,
+            cost_usd=output.cost_usd if output.cost_usd is not None else cost_usd,
+            output_tokens=output.output_tokens,
+        )
 
     def parsed_json(self) -> tuple[Any, str | None]:
         """The output parsed as JSON, or (JSON_PARSE_FAILED, reason)."""
         if not self._parsed_done:
             self._parsed_done = True
             try:
-                self._parsed = json.loads(self.text)
+                self._parsed = json.loads(self.text, parse_constant=_refuse_constant)
+            except _NotJsonConstant as exc:
+                self._parsed = JSON_PARSE_FAILED
+                self._parse_error = (
+                    f"output is not JSON: it contains {exc.args[0]}, which RFC 8259 does not allow"
+                )
             except (ValueError, RecursionError) as exc:
                 self._parsed = JSON_PARSE_FAILED
                 self._parse_error = f"output is not JSON ({_short(str(exc), 80)})"
         return self._parsed, self._parse_error
+
+
+class _NotJsonConstant(ValueError):
+    """`NaN`, `Infinity` or `-Infinity`: Python's json accepts them, RFC 8259 does not."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJsonConstant(name)
 
 
 Judge = Callable[[Subject], Verdict]
@@ -385,6 +416,157 @@ def _word_count(text: str) -> int:
 max_words = _length_check("words", _word_count, upper=True)
 min_words = _length_check("words", _word_count, upper=False)
 max_chars = _length_check("characters", len, upper=True)
+min_chars = _length_check("characters", len, upper=False)
+
+
+def _affix_check(*, start: bool) -> Factory:
+    verb = "start" if start else "end"
+
+    def factory(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+        if not isinstance(arg, str) or not arg:
+            raise CheckSpecError(f"{name} takes a non-empty string, got {_describe(arg)}")
+        norm = _normalizer(normalize)
+        expected = norm(arg)
+        if not expected:
+            raise CheckSpecError(f"{name}: {_describe(arg)} is empty after normalize")
+        # Show as much of the output's own start (end) as the expected text, plus a little.
+        width = min(len(expected) + 10, 40)
+
+        def judge(subject: Subject) -> Verdict:
+            text = norm(subject.text)
+            if text.startswith(expected) if start else text.endswith(expected):
+                return Verdict(name, True)
+            if not text:
+                return Verdict(
+                    name, False, f"expected to {verb} with {_describe(arg)}, got (empty)"
+                )
+            if start:
+                shown = text[:width].translate(_ESCAPES) + ("…" if len(text) > width else "")
+            else:
+                shown = ("…" if len(text) > width else "") + text[-width:].translate(_ESCAPES)
+            after = " (after normalize)" if normalize else ""
+            return Verdict(
+                name, False, f"expected to {verb} with {_describe(arg)}, {verb}s{after}: {shown}"
+            )
+
+        return judge
+
+    return factory
+
+
+starts_with = _affix_check(start=True)
+ends_with = _affix_check(start=False)
+
+
+# --- the sample's recorded figures ---------------------------------------------
+
+#: providers' own stop reasons, by what they mean (OpenAI's names)
+FINISH_REASONS = {
+    "end_turn": "stop",  # Anthropic
+    "stop_sequence": "stop",  # Anthropic
+    "completed": "stop",  # OpenAI Responses
+    "max_tokens": "length",  # Anthropic
+    "tool_use": "tool_calls",  # Anthropic
+}
+
+
+def _finish(reason: str) -> str:
+    return FINISH_REASONS.get(reason, reason)
+
+
+def finish_reason(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+    allowed = _strings(name, arg)
+    wanted = {_finish(reason) for reason in allowed}
+    expected = " or ".join(_describe(reason) for reason in allowed)
+
+    def judge(subject: Subject) -> Verdict:
+        recorded = subject.stop_reason
+        if not isinstance(recorded, str) or not recorded:
+            return Verdict(name, False, "unknown finish reason (the provider reported none)")
+        meaning = _finish(recorded)
+        if meaning in wanted:
+            return Verdict(name, True)
+        shown = _describe(recorded) + (f" ({meaning})" if meaning != recorded else "")
+        if meaning == "length":
+            return Verdict(
+                name,
+                False,
+                f"the answer was cut off at the output token limit (finish reason {shown}, "
+                f"expected {expected}): raise max_tokens or ask for a shorter answer",
+            )
+        return Verdict(name, False, f"finish reason {shown}, expected {expected}")
+
+    return judge
+
+
+def _limit(name: str, arg: Any, *, whole: bool) -> float:
+    number = isinstance(arg, int) if whole else isinstance(arg, int | float)
+    infinite = isinstance(arg, float) and not math.isfinite(arg)
+    if isinstance(arg, bool) or not number or infinite or arg < 0:
+        kind = "a whole number ≥ 0" if whole else "a number ≥ 0"
+        raise CheckSpecError(f"{name} takes {kind}, got {_describe(arg)}")
+    limit: float = arg  # an int stays exact: a YAML integer may be too large for a float
+    return limit
+
+
+def _budget(
+    unknown: str,
+    read: Callable[[Subject], Any],
+    figure: Callable[[float], str],
+    limit_of: Callable[[float], str],
+    *,
+    whole: bool = False,
+) -> Factory:
+    """A check that a recorded figure is within a limit; an unknown figure fails."""
+
+    def factory(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
+        limit = _limit(name, arg, whole=whole)
+
+        def judge(subject: Subject) -> Verdict:
+            value = read(subject)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+                return Verdict(name, False, unknown)  # None, or NaN: no figure to judge
+            if value <= limit:
+                return Verdict(name, True)
+            return Verdict(name, False, f"{figure(value)}, the limit is {limit_of(limit)}")
+
+        return judge
+
+    return factory
+
+
+def _number(value: float) -> str:
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.1f}".removesuffix(".0")
+
+
+def _usd(value: float) -> str:
+    if isinstance(value, int) or math.isinf(value):
+        return f"${value}"
+    return "$" + (f"{value:.6f}".rstrip("0").rstrip(".") if value >= 0.000001 else f"{value:g}")
+
+
+max_latency_ms = _budget(
+    "unknown latency (the provider reported none)",
+    lambda subject: subject.latency_ms,
+    lambda ms: f"recorded latency {_number(ms)} ms",
+    lambda ms: f"{_number(ms)} ms",
+)
+max_cost_usd = _budget(
+    "unknown cost (the provider reported none, and `pricing` in the config has no price for "
+    "this model)",
+    lambda subject: subject.cost_usd,
+    lambda usd: f"recorded cost {_usd(usd)}",
+    _usd,
+)
+max_output_tokens = _budget(
+    "unknown output tokens (the provider reported none)",
+    lambda subject: subject.output_tokens,
+    lambda count: f"{_number(count)} output tokens",
+    _number,
+    whole=True,
+)
 
 
 # --- JSON checks --------------------------------------------------------------
@@ -470,6 +652,50 @@ def _dangling_refs(schema: Any) -> list[str]:
     return found
 
 
+#: keywords whose value is one subschema, a list of them, or a mapping of name → subschema
+_SUBSCHEMA = frozenset(
+    [
+        "additionalItems",
+        "additionalProperties",
+        "contains",
+        "contentSchema",
+        "else",
+        "if",
+        "items",
+        "not",
+        "propertyNames",
+        "then",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    ]
+)
+_SUBSCHEMA_LISTS = frozenset(["allOf", "anyOf", "oneOf", "prefixItems", "items"])
+_SUBSCHEMA_MAPS = frozenset(
+    ["$defs", "definitions", "dependentSchemas", "dependencies", "patternProperties", "properties"]
+)
+
+
+def _formats(schema: Any) -> list[str]:
+    """Every `format` the schema asserts, following only keywords that hold subschemas
+    (a `format` key inside `const`, `enum` or `examples` is data, not an assertion)."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("format"), str):
+            found.append(node["format"])
+        for key, value in node.items():
+            if key in _SUBSCHEMA and isinstance(value, dict):
+                stack.append(value)
+            elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+                stack.extend(value)
+            elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+                stack.extend(value.values())
+    return found
+
+
 def _resolves(schema: Any, ref: str) -> bool:
     if not ref.startswith("#"):
         return False
@@ -493,8 +719,9 @@ def json_schema(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         schema = json.loads(json.dumps(arg))  # plain dicts, no line-tracking subclasses
         validator_class = jsonschema.validators.validator_for(schema)
         validator_class.check_schema(schema)
-        validator = validator_class(schema)
+        validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
         dangling = _dangling_refs(schema)
+        unchecked = sorted(set(_formats(schema)) - set(validator_class.FORMAT_CHECKER.checkers))
     except jsonschema.SchemaError as exc:
         raise CheckSpecError(f"json_schema: invalid schema: {_short(exc.message, 160)}") from None
     except (TypeError, ValueError, LookupError, RecursionError) as exc:  # dates, odd $schema
@@ -505,6 +732,12 @@ def json_schema(name: str, arg: Any, normalize: Sequence[str]) -> Judge:
         raise CheckSpecError(
             f"json_schema: $ref {dangling[0]!r} does not resolve inside the schema (casegate "
             "fetches no schema from elsewhere: put it under $defs and refer to '#/$defs/…')"
+        )
+    if unchecked:
+        known = ", ".join(sorted(validator_class.FORMAT_CHECKER.checkers))
+        raise CheckSpecError(
+            f"json_schema: format {unchecked[0]!r} cannot be checked, so it would be ignored "
+            f"(checkable formats: {known}); remove it or use `pattern`"
         )
 
     def judge(subject: Subject) -> Verdict:
@@ -816,6 +1049,13 @@ REGISTRY: dict[str, Factory] = {
     "max_words": max_words,
     "min_words": min_words,
     "max_chars": max_chars,
+    "min_chars": min_chars,
+    "starts_with": starts_with,
+    "ends_with": ends_with,
+    "finish_reason": finish_reason,
+    "max_latency_ms": max_latency_ms,
+    "max_cost_usd": max_cost_usd,
+    "max_output_tokens": max_output_tokens,
     "json": json_check,
     "json_schema": json_schema,
     "fields": fields,

@@ -79,7 +79,9 @@ def recheck(
                 f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
                 f"not the {fixed} the suite asks for"
             )
-        outputs = [_judge_again(case, sample, recorded, fingerprint) for sample in result.outputs]
+        outputs = [
+            _judge_again(case, sample, recorded, fingerprint, loaded) for sample in result.outputs
+        ]
         threshold = case.min_pass_rate
         if threshold is None:
             threshold = loaded.config.min_pass_rate
@@ -90,7 +92,11 @@ def recheck(
 
 
 def _judge_again(
-    case: Case, sample: SampleResult, recordings: Recorded | None, fingerprint: str
+    case: Case,
+    sample: SampleResult,
+    recordings: Recorded | None,
+    fingerprint: str,
+    loaded: LoadedConfig,
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
@@ -103,9 +109,28 @@ def _judge_again(
                 f"the run's output for case {case.id!r} (sample {sample.sample}) is not the "
                 "recorded one: its results cannot be trusted"
             )
+        # The budgets judge the recorded figures, not the run's account of them.
+        sample.latency_ms = recorded.latency_ms
+        sample.output_tokens = recorded.output_tokens
+        sample.input_tokens = recorded.input_tokens
+        sample.stop_reason = recorded.stop_reason
+        sample.cost_usd = recorded.cost_usd
+        if sample.cost_usd is None:
+            sample.cost_usd = loaded.cost_of(
+                recorded.model, recorded.input_tokens, recorded.output_tokens
+            )
     judges = [(name, judge) for name, judge in case.judges if name not in DELEGATED]
     tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
-    subject = checks.Subject(sample.text or "", case.input, tool_calls, case)
+    subject = checks.Subject(
+        sample.text or "",
+        case.input,
+        tool_calls,
+        case,
+        stop_reason=sample.stop_reason,
+        latency_ms=sample.latency_ms,
+        cost_usd=sample.cost_usd,
+        output_tokens=sample.output_tokens,
+    )
     mine = {v.check: v for v in checks.evaluate(judges, subject)}
     theirs = {c.check: c for c in sample.checks}
     verdicts = []

@@ -255,7 +255,9 @@ def judge_sample(
         "tool_calls": [call.model_dump(exclude_none=True) for call in output.tool_calls],
     }
     try:
-        verdicts = checks.evaluate(case.judges, checks.Subject.of(output, case, grader))
+        verdicts = checks.evaluate(
+            case.judges, checks.Subject.of(output, case, grader, cost_usd=cost)
+        )
     except SystemCallError as exc:
         return SampleResult(sample=sample, status="error", reason=redact(f"judge: {exc}"), **usage)
     failed = [v for v in verdicts if not v.ok]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gate import checks, usercode
 from gate.cases import load_cases
 from gate.errors import CaseFileError
-from gate.outputs import ToolCall
+from gate.outputs import Output, ToolCall
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,9 +24,10 @@ def judge(
     text: str,
     case_input: dict[str, Any] | None = None,
     tool_calls: list[ToolCall] | None = None,
+    **figures: Any,
 ) -> list[checks.Verdict]:
     built = checks.build(expect)
-    subject = checks.Subject(text, case_input or {}, tool_calls or [])
+    subject = checks.Subject(text, case_input or {}, tool_calls or [], **figures)
     return checks.evaluate(built, subject)
 
 
@@ -120,6 +121,139 @@ class TestText:
         assert only({"max_words": 2}, "one two").ok
         assert only({"min_words": 2}, "one two").ok
         assert only({"max_chars": 3}, "abc").ok
+        assert only({"min_chars": 3}, "abc").ok
+
+    def test_min_chars(self) -> None:
+        assert only({"min_chars": 3}, "ab").reason == "2 characters, the minimum is 3"
+
+    def test_starts_and_ends_with(self) -> None:
+        text = "Dear Ana, your refund is on its way.\nBest regards"
+        assert all(
+            v.ok for v in judge({"starts_with": "Dear Ana", "ends_with": "Best regards"}, text)
+        )
+        verdict = only({"starts_with": "Hello"}, text)
+        assert verdict.reason == 'expected to start with "Hello", starts: Dear Ana, your …'
+        verdict = only({"ends_with": "Kind regards"}, text)
+        assert (
+            verdict.reason == 'expected to end with "Kind regards", ends: … its way.\\nBest regards'
+        )
+        verdict = only({"ends_with": "regards"}, "")
+        assert verdict.reason == 'expected to end with "regards", got (empty)'
+
+    def test_starts_and_ends_with_honour_normalize(self) -> None:
+        text = "  DEAR Ana,\n thanks.  \n"
+        assert only({"starts_with": "dear ana", "normalize": ["strip", "lower"]}, text).ok
+        assert only({"ends_with": "Thanks.", "normalize": ["strip", "lower"]}, text).ok
+        assert not only({"ends_with": "thanks."}, text).ok  # trailing space counts without strip
+        verdict = only({"starts_with": "Hi", "normalize": ["strip"]}, "  Hey")
+        assert verdict.reason == 'expected to start with "Hi", starts (after normalize): Hey'
+
+    @pytest.mark.parametrize("check", ["starts_with", "ends_with"])
+    @pytest.mark.parametrize("arg", ["", ["a"], 3])
+    def test_starts_and_ends_with_take_one_string(self, check: str, arg: Any) -> None:
+        with pytest.raises(checks.CheckSpecError, match="takes a non-empty string"):
+            checks.build({check: arg})
+
+
+class TestRecordedFigures:
+    def test_finish_reason(self) -> None:
+        assert only({"finish_reason": "stop"}, "x", stop_reason="stop").ok
+        verdict = only({"finish_reason": "stop"}, "x", stop_reason="tool_calls")
+        assert verdict.reason == 'finish reason "tool_calls", expected "stop"'
+        assert only({"finish_reason": ["stop", "tool_calls"]}, "x", stop_reason="tool_calls").ok
+
+    @pytest.mark.parametrize("recorded", ["length", "max_tokens"])
+    def test_a_cut_off_answer_says_so(self, recorded: str) -> None:
+        verdict = only({"finish_reason": "stop"}, "x", stop_reason=recorded)
+        assert verdict.reason.startswith("the answer was cut off at the output token limit")
+        assert "raise max_tokens or ask for a shorter answer" in verdict.reason
+
+    @pytest.mark.parametrize("recorded", ["end_turn", "stop_sequence", "completed"])
+    def test_providers_names_for_stop_are_stop(self, recorded: str) -> None:
+        assert only({"finish_reason": "stop"}, "x", stop_reason=recorded).ok
+
+    @pytest.mark.parametrize(
+        ("expect", "figures", "reason"),
+        [
+            (
+                {"max_latency_ms": 2000},
+                {"latency_ms": 2340.4},
+                "recorded latency 2,340.4 ms, the limit is 2,000 ms",
+            ),
+            (
+                {"max_cost_usd": 0.01},
+                {"cost_usd": 0.0123},
+                "recorded cost $0.0123, the limit is $0.01",
+            ),
+            (
+                {"max_output_tokens": 500},
+                {"output_tokens": 812},
+                "812 output tokens, the limit is 500",
+            ),
+            ({"finish_reason": "stop"}, {}, "unknown finish reason (the provider reported none)"),
+            ({"max_latency_ms": 1}, {}, "unknown latency (the provider reported none)"),
+            ({"max_output_tokens": 1}, {}, "unknown output tokens (the provider reported none)"),
+            (
+                {"max_cost_usd": 1},
+                {},
+                "unknown cost (the provider reported none, and `pricing` in the config has no "
+                "price for this model)",
+            ),
+        ],
+    )
+    def test_budgets_judge_the_recorded_figures(
+        self, expect: dict[str, Any], figures: dict[str, Any], reason: str
+    ) -> None:
+        verdict = only(expect, "x", **figures)
+        assert not verdict.ok
+        assert verdict.reason == reason
+
+    def test_huge_figures_and_limits_are_judged_not_crashed(self) -> None:
+        huge = 10**400  # YAML reads integers of any size; a float cannot hold this one
+        assert only({"max_output_tokens": huge}, "x", output_tokens=812).ok
+        verdict = only({"max_output_tokens": 5}, "x", output_tokens=huge)
+        assert verdict.reason.endswith(" output tokens, the limit is 5")
+        verdict = only({"max_latency_ms": 1}, "x", latency_ms=float("nan"))
+        assert verdict.reason == "unknown latency (the provider reported none)"
+        verdict = only({"max_cost_usd": 1}, "x", cost_usd=float("inf"))
+        assert verdict.reason == "recorded cost $inf, the limit is $1"
+
+    def test_budgets_at_the_limit_pass(self) -> None:
+        figures = {"latency_ms": 2000.0, "cost_usd": 0.01, "output_tokens": 500}
+        expect = {"max_latency_ms": 2000, "max_cost_usd": 0.01, "max_output_tokens": 500}
+        assert all(v.ok for v in judge(expect, "x", **figures))
+
+    @pytest.mark.parametrize(
+        ("expect", "message"),
+        [
+            ({"max_latency_ms": -1}, "a number ≥ 0"),
+            ({"max_latency_ms": "2s"}, "a number ≥ 0"),
+            ({"max_cost_usd": True}, "a number ≥ 0"),
+            ({"max_cost_usd": float("inf")}, "a number ≥ 0"),
+            ({"max_output_tokens": 1.5}, "a whole number ≥ 0"),
+            ({"finish_reason": []}, "a string or a non-empty list of strings"),
+        ],
+    )
+    def test_limits_are_checked_at_load(self, expect: dict[str, Any], message: str) -> None:
+        with pytest.raises(checks.CheckSpecError, match=message):
+            checks.build(expect)
+
+    def test_the_subject_carries_the_outputs_figures(self) -> None:
+        class Case:
+            input: dict[str, Any] = {}
+
+        output = Output(text="x", latency_ms=12.5, output_tokens=7, stop_reason="length")
+        subject = checks.Subject.of(output, Case(), cost_usd=0.002)  # priced from the config
+        assert (subject.latency_ms, subject.output_tokens, subject.stop_reason) == (
+            12.5,
+            7,
+            "length",
+        )
+        assert subject.cost_usd == 0.002
+        reported = checks.Subject.of(
+            output.model_copy(update={"cost_usd": 0.5}), Case(), cost_usd=0.002
+        )
+        assert reported.cost_usd == 0.5
 
 
 class TestJson:
@@ -127,6 +261,21 @@ class TestJson:
         assert only({"json": True}, '{"a": 1}').ok
         verdict = only({"json": True}, "Sure! {")
         assert verdict.reason.startswith("output is not JSON")
+
+    @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+    @pytest.mark.parametrize(
+        "check", [{"json": True}, {"json_schema": {}}, {"fields_absent": ["b"]}]
+    )
+    def test_nan_and_infinity_are_not_json(self, constant: str, check: dict[str, Any]) -> None:
+        # Python's json reads them; RFC 8259 does not, nor will the consumer's parser.
+        verdict = only(check, f'{{"a": [1, {constant}]}}')
+        assert not verdict.ok
+        assert verdict.reason == (
+            f"output is not JSON: it contains {constant}, which RFC 8259 does not allow"
+        )
+
+    def test_the_same_words_inside_strings_are_fine(self) -> None:
+        assert only({"json": True}, '{"a": "NaN", "b": "-Infinity"}').ok
 
     def test_json_schema_reason_names_the_path(self) -> None:
         schema = {
@@ -137,6 +286,47 @@ class TestJson:
         assert only({"json_schema": schema}, '{"severity": "low"}').ok
         verdict = only({"json_schema": schema}, '{"severity": []}')
         assert verdict.reason.startswith("severity: [] is not one of")
+
+    def test_json_schema_checks_format(self) -> None:
+        schema = {"type": "object", "properties": {"date": {"type": "string", "format": "date"}}}
+        assert only({"json_schema": schema}, '{"date": "2026-11-30"}').ok
+        verdict = only({"json_schema": schema}, '{"date": "not a date"}')
+        assert not verdict.ok
+        assert verdict.reason == "date: 'not a date' is not a 'date'"
+
+    @pytest.mark.parametrize(
+        ("fmt", "valid", "invalid"),
+        [
+            ("date", "2026-02-28", "2026-02-30"),
+            ("date-time", "2026-02-28T10:00:00Z", "2026-02-28 10:00"),
+            ("email", "ana@example.com", "ana at example.com"),
+            ("uri", "https://example.com/a?b=1", "example.com/a"),
+            ("uuid", "12345678-1234-5678-1234-567812345678", "1234-5678"),
+            ("ipv4", "192.168.0.1", "256.1.1.1"),
+        ],
+    )
+    def test_each_documented_format_is_really_checked(
+        self, fmt: str, valid: str, invalid: str
+    ) -> None:
+        expect = {"json_schema": {"format": fmt}}
+        assert only(expect, json.dumps(valid)).ok
+        verdict = only(expect, json.dumps(invalid))
+        assert verdict.reason == f"(root): {invalid!r} is not a {fmt!r}"
+
+    def test_a_format_nothing_checks_is_refused_at_load(self) -> None:
+        schema = {"properties": {"phone": {"anyOf": [{"format": "phone"}, {"type": "null"}]}}}
+        with pytest.raises(
+            checks.CheckSpecError, match=r"format 'phone' cannot be checked, so it would be ignored"
+        ):
+            checks.build({"json_schema": schema})
+
+    def test_format_as_data_or_as_a_property_name_is_not_an_assertion(self) -> None:
+        schema = {
+            "properties": {"format": {"type": "string"}},
+            "const": {"format": "phone"},
+            "examples": [{"format": "fax"}],
+        }
+        assert only({"json_schema": schema}, '{"format": "phone"}').ok
 
     def test_json_schema_on_non_json(self) -> None:
         verdict = only({"json_schema": {"type": "object"}}, "not json")
@@ -377,10 +567,22 @@ ALL_CHECKS: dict[str, Any] = {
     "max_words": 3,
     "min_words": 1,
     "max_chars": 10,
+    "min_chars": 2,
+    "starts_with": "a",
+    "ends_with": "b",
+    "finish_reason": ["stop", "tool_calls"],
+    "max_latency_ms": 1500,
+    "max_cost_usd": 0.01,
+    "max_output_tokens": 100,
     "json": True,
     "json_schema": {
         "type": "object",
-        "properties": {"a": {"type": "array", "items": {"type": "string"}}},
+        "properties": {
+            "a": {"type": "array", "items": {"type": "string", "format": "date-time"}},
+            "": {"format": "uri"},
+            "b": {"anyOf": [{"format": "email"}, {"format": "date"}, {"format": "ipv4"}]},
+            "c": {"format": "uuid"},
+        },
     },
     "fields": {"a.0": "x", "b.c": [1, {"d": None}]},
     "fields_present": ["a", "a.0"],
@@ -423,10 +625,21 @@ def test_equals_reason_is_bounded_and_points_at_the_first_difference(
         assert expected[at : at + 1] != actual[at : at + 1]
 
 
+figures = st.fixed_dictionaries(
+    {},
+    optional={
+        "stop_reason": st.none() | st.sampled_from(["stop", "length", "end_turn"]) | st.text(),
+        "latency_ms": st.none() | st.floats() | st.integers(),
+        "cost_usd": st.none() | st.floats() | st.integers(),
+        "output_tokens": st.none() | st.integers(),
+    },
+)
+
+
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(max_size=300))
-def test_no_check_raises_on_arbitrary_text(text: str) -> None:
-    verdicts = judge(ALL_CHECKS, text, case_input={"docs": ["a"]})
+@given(text=st.text(max_size=300), recorded=figures)
+def test_no_check_raises_on_arbitrary_text(text: str, recorded: dict[str, Any]) -> None:
+    verdicts = judge(ALL_CHECKS, text, case_input={"docs": ["a"]}, **recorded)
     assert len(verdicts) == len(ALL_CHECKS) - 1
     assert all(isinstance(v.ok, bool) and (v.ok or v.reason) for v in verdicts)
     assert not any(v.reason.startswith("check crashed") for v in verdicts)

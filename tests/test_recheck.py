@@ -1,0 +1,55 @@
+"""The gate's own process judges again what the supervised run reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.cli import load_project, main
+from gate.recheck import UntrustedRun, recheck, snapshot
+from gate.results import read_results
+from tests.conftest import Project, case
+
+
+@pytest.fixture
+def recorded(project: Project) -> Project:
+    project.write_cases(
+        [
+            case("fast", "hello", contains="hello", max_latency_ms=1000),
+            case("plain", "world", contains="world"),
+        ]
+    )
+    assert main(["record", "--quiet", "--out", "run.json"]) == 0
+    return project
+
+
+def test_a_run_that_claims_a_passing_verdict_is_judged_again(recorded: Project) -> None:
+    loaded, cases = load_project(recorded.config_path)
+    before = snapshot(loaded, cases, "replay")
+    claimed = read_results(recorded.root / "run.json")
+    plain = claimed.case_map()["plain"]
+    plain.outputs[0].checks[0].ok = False  # the run says "fail"; the output passes
+    plain.outputs[0].status = "fail"
+    judged = recheck(claimed, loaded, cases, before).case_map()
+    assert judged["plain"].status == "pass"
+
+
+def test_an_output_that_is_not_the_recorded_one_is_refused(recorded: Project) -> None:
+    loaded, cases = load_project(recorded.config_path)
+    before = snapshot(loaded, cases, "replay")
+    claimed = read_results(recorded.root / "run.json")
+    claimed.case_map()["plain"].outputs[0].text = "something else"
+    with pytest.raises(UntrustedRun, match="is not the recorded one"):
+        recheck(claimed, loaded, cases, before)
+
+
+def test_budgets_judge_the_recorded_figures_not_the_runs_account(recorded: Project) -> None:
+    loaded, cases = load_project(recorded.config_path)
+    before = snapshot(loaded, cases, "replay")
+    assert before is not None
+    for output in before.values():
+        output.latency_ms = 5000.0  # what the recording says
+    claimed = read_results(recorded.root / "run.json")
+    claimed.case_map()["fast"].outputs[0].latency_ms = 1.0  # what the run claims
+    judged = recheck(claimed, loaded, cases, before).case_map()
+    assert judged["fast"].status == "fail"
+    assert "recorded latency 5,000 ms" in judged["fast"].reason
