@@ -13,11 +13,11 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from gate.errors import CasegateError
+from gate.errors import CasegateError, ConfigError
 from gate.secrets import redact
 
 #: How deeply a document casegate reads may nest lists and mappings; far beyond any
@@ -122,6 +122,47 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise ValueError(f"the key {key!r} appears twice in one object")
             seen.add(key)
     return document
+
+
+def write_new_files(
+    files: Mapping[Path, str],
+    *,
+    refusal: Sequence[str],
+    mask: bool = True,
+    may_replace: Collection[Path] = (),
+) -> list[Path]:
+    """Write every file, in order, or none: an existing one is never overwritten.
+
+    `refusal` is the message (one line per problem: "{path}" is filled in with each
+    existing file, then the advice) raised as a ConfigError when any file exists,
+    except those in `may_replace`. When one cannot be written (an OutputError naming
+    it), the files and folders made so far are removed again.
+    """
+    try:
+        existing = [p for p in files if p not in may_replace and (p.exists() or p.is_symlink())]
+        new_folders = {folder for path in files for folder in path.parents if not folder.exists()}
+    except OSError as exc:  # a folder on the way that cannot be read
+        raise cannot_write(next(iter(files)), exc) from None
+    if existing:
+        first, *advice = refusal
+        raise ConfigError([first.format(path=path) for path in existing] + advice)
+    created: list[Path] = []
+    written: list[Path] = []
+    try:
+        for path, text in files.items():
+            new = not path.exists()
+            write_text(path, text, mask=mask)
+            written.append(path)
+            if new:
+                created.append(path)
+    except OutputError:
+        for path in created:
+            path.unlink(missing_ok=True)
+        for folder in sorted(new_folders, key=lambda f: len(f.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return written
 
 
 def parse_json(text: str | bytes, *, unique_keys: bool = False) -> Any:

@@ -11,12 +11,11 @@ own config, and the python and command providers a stub `system.py` beside it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 from importlib import resources
 from pathlib import Path
 
 from gate.errors import ConfigError
-from gate.files import OutputError, cannot_write, write_text
+from gate.files import cannot_write, write_new_files
 
 DEFAULT_ACTION = "casegate/casegate@v1"
 DEFAULT_PROVIDER = "openai"
@@ -101,39 +100,18 @@ def write_starter(
     """
     files = starter_files(action, provider)
     gitignore = _merged_gitignore(target / GITIGNORE, files.pop(GITIGNORE))
-    try:
-        existing = [target / name for name in files if (target / name).exists()]
-        new_folders = {
-            folder
-            for name in [*files, GITIGNORE]
-            for folder in (target / name).parents
-            if not folder.exists()
-        }
-    except OSError as exc:  # a folder on the way that cannot be read
-        raise cannot_write(target, exc) from None
-    if existing:
-        raise ConfigError(
-            [f"{path}: already exists; casegate init writes nothing over it" for path in existing]
-            + ["move those files aside (or write the rest by hand from `gate/scaffold/`)"]
-        )
-    written: list[Path] = []
-    try:
-        for name, content in files.items():
-            write_text(target / name, content, mask=False)  # casegate's own templates
-            written.append(target / name)
-        if gitignore is not None:
-            write_text(
-                target / GITIGNORE, gitignore, mask=False
-            )  # replaced whole: it was read above
-            written.append(target / GITIGNORE)
-    except OutputError:
-        for path in written:
-            path.unlink(missing_ok=True)
-        for folder in sorted(new_folders, key=lambda f: len(f.parts), reverse=True):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        raise
-    return written
+    planned = {target / name: content for name, content in files.items()}
+    if gitignore is not None:  # last, and replaced whole: it was read above
+        planned[target / GITIGNORE] = gitignore
+    return write_new_files(
+        planned,
+        refusal=[
+            "{path}: already exists; casegate init writes nothing over it",
+            "move those files aside (or write the rest by hand from `gate/scaffold/`)",
+        ],
+        mask=False,  # casegate's own templates: ${GITHUB_TOKEN} in a push URL stays
+        may_replace={target / GITIGNORE},
+    )
 
 
 def next_steps(target: Path, provider: str) -> list[str]:

@@ -14,6 +14,8 @@ import pytest
 import yaml
 from hypothesis import settings
 
+from tests.fakes.actions import TOKEN, Runner, build_workspace
+from tests.fakes.github_api import FakeGitHub
 from tests.fakes.llm_server import FakeLLMServer
 
 # No test asserts on wall time: a slow example on a busy machine is not a failure.
@@ -128,3 +130,12 @@ def chat_system(provider: str, server: FakeLLMServer, **extra: Any) -> dict[str,
     }
     system.update(extra)
     return system
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Iterator[Runner]:
+    """A fake Actions job around a checkout of the example suite, with the loopback GitHub."""
+    base = build_workspace(tmp_path / "workspace")
+    (tmp_path / "home").mkdir()
+    with FakeGitHub(TOKEN) as api:
+        yield Runner(tmp_path, tmp_path / "workspace", api, base)

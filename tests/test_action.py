@@ -7,25 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from gate.action import command, read_input, write_outputs
 from gate.github import marker_for
-from tests.fakes.actions import TOKEN, Runner, build_workspace, git
-from tests.fakes.github_api import FakeGitHub
+from tests.fakes.actions import TOKEN, Runner, git
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def runner(tmp_path: Path) -> Iterator[Runner]:
-    base = build_workspace(tmp_path / "workspace")
-    (tmp_path / "home").mkdir()
-    with FakeGitHub(TOKEN) as api:
-        yield Runner(tmp_path, tmp_path / "workspace", api, base)
 
 
 def test_first_run_creates_the_comment_and_a_second_updates_it(runner: Runner) -> None:

@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,12 +24,10 @@ from tests.fakes.actions import (
     TOKEN,
     Runner,
     acted_on,
-    build_workspace,
     git,
     open_pull_request,
     pull_request_event,
 )
-from tests.fakes.github_api import FakeGitHub
 
 REPO = Path(__file__).resolve().parent.parent
 CANDIDATE = "casegate.candidate.yml"
@@ -37,14 +35,6 @@ CRITICAL = ("complaint-no-invented-discount", "shipping-no-promised-date")
 ACCEPT = "casegate:accept-ruler-change"
 #: the workflow commands casegate means to give; anything else in the log is an injection
 ALLOWED_COMMANDS = ("::error", "::warning", "::notice", "::add-mask::", "::stop-commands::")
-
-
-@pytest.fixture
-def runner(tmp_path: Path) -> Iterator[Runner]:
-    base = build_workspace(tmp_path / "workspace")
-    (tmp_path / "home").mkdir()
-    with FakeGitHub(TOKEN) as api:
-        yield Runner(tmp_path, tmp_path / "workspace", api, base)
 
 
 @pytest.fixture(scope="module")

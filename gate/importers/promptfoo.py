@@ -20,7 +20,6 @@ Every case is validated as `casegate validate` would before anything is written.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import itertools
 import json
@@ -41,7 +40,7 @@ import yaml
 from gate import checks
 from gate.cases import MAX_ID_LENGTH, Case
 from gate.errors import CasegateError, ConfigError, SystemCallError, located
-from gate.files import OutputError, cannot_write, write_text
+from gate.files import write_new_files
 from gate.templates import compile_template, render
 from gate.yamlfile import LineDict, YamlSyntaxError, _LineLoader, line_of, load_yaml, printable
 
@@ -2046,27 +2045,10 @@ def _md(text: str) -> str:
 
 def _write_all(out: Path, files: Mapping[str, str]) -> list[Path]:
     """Write every file or none: an existing one is never replaced (ConfigError naming it)."""
-    targets = {out / name: text for name, text in files.items()}
-    try:
-        existing = [path for path in targets if path.exists() or path.is_symlink()]
-        new_folders = {f for path in targets for f in path.parents if not f.exists()}
-    except OSError as exc:
-        raise cannot_write(out, exc) from None
-    if existing:
-        raise ConfigError(
-            [f"{path}: already exists; casegate import writes nothing over it" for path in existing]
-            + ["import into an empty folder (--out DIR), or move those files aside"]
-        )
-    written: list[Path] = []
-    try:
-        for path, text in targets.items():
-            write_text(path, text)
-            written.append(path)
-    except OutputError:
-        for path in written:
-            path.unlink(missing_ok=True)
-        for folder in sorted(new_folders, key=lambda f: len(f.parts), reverse=True):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        raise
-    return written
+    return write_new_files(
+        {out / name: text for name, text in files.items()},
+        refusal=[
+            "{path}: already exists; casegate import writes nothing over it",
+            "import into an empty folder (--out DIR), or move those files aside",
+        ],
+    )
