@@ -32,6 +32,7 @@ from gate.importers import add_parser, cmd_import
 from gate.importers.promptfoo import PROMPTFOO_VERSION, import_promptfoo, js_string, split_values
 from gate.templates import check_templates, render
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
+from tests.test_cli import casegate
 
 DATA = Path(__file__).parent / "data" / "promptfoo"
 SEMANTICS = f"promptfoo {PROMPTFOO_VERSION}"
@@ -64,18 +65,6 @@ def copied(name: str, tmp_path: Path) -> Path:
     target = tmp_path / name
     shutil.copytree(DATA / name, target)
     return target / "promptfooconfig.yaml"
-
-
-def casegate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """casegate as a user runs it: a separate process (user checks import from `cwd`)."""
-    return subprocess.run(
-        [sys.executable, "-m", "gate", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-        timeout=120,
-    )
 
 
 def validate_all(out: Path) -> None:
