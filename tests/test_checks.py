@@ -539,7 +539,7 @@ class TestPatterns:
     def test_catastrophic_backtracking_fails_the_check_instead_of_hanging(
         self, monkeypatch: pytest.MonkeyPatch, expect: dict[str, Any], case_input: dict[str, Any]
     ) -> None:
-        monkeypatch.setattr(checks, "REGEX_TIMEOUT_S", 0.1)
+        monkeypatch.setattr(checks.base, "REGEX_TIMEOUT_S", 0.1)
         verdict = only(expect, "a" * 50_000 + "b", case_input=case_input)
         pattern = "(a|aa)+$" if "not_regex" in expect else "(a+)+$"
         assert not verdict.ok
@@ -606,7 +606,8 @@ json_values = st.recursive(
 
 def test_all_checks_covered() -> None:
     # `judge` needs a grader; tests/test_judge.py covers it.
-    assert set(ALL_CHECKS) | {"check", "judge"} == checks.KNOWN_KEYS
+    # `extract_json` changes how the JSON checks read: tests/test_jsontext.py covers it.
+    assert set(ALL_CHECKS) | {"check", "judge", "extract_json"} == checks.KNOWN_KEYS
 
 
 @settings(max_examples=300, deadline=None)

@@ -1129,14 +1129,14 @@ def _map_regex(kind: str, value: Any, inverse: bool, expect: _Expect) -> str:
     if not isinstance(value, str) or not value:
         raise _NeedsPerson("`regex` takes a non-empty pattern")
     try:
-        checks.REGISTRY["regex"]("regex", value, [])
+        checks.REGISTRY["regex"]("regex", value, checks.Modifiers())
     except checks.CheckSpecError as exc:
         raise _NeedsPerson(f"the pattern is not valid in Python's `re` syntax: {exc}") from None
     kept = expect.forbidden if inverse else expect.patterns
     if kept:  # the case's one `regex` (or `not_regex`) key will hold them together
         together = (_any_of if inverse else _all_of)([*kept, value])
         try:
-            checks.REGISTRY["regex"]("regex", together, [])
+            checks.REGISTRY["regex"]("regex", together, checks.Modifiers())
         except checks.CheckSpecError as exc:
             raise _NeedsPerson(f"it cannot share the case's pattern with others ({exc})") from None
         if _NUMBERED_REFERENCE.search(value):
@@ -1159,7 +1159,7 @@ def _map_json(value: Any, expect: _Expect) -> str:
         raise _NeedsPerson("`is-json` with a schema that is not a mapping")
     schema = _plain(schema)
     try:
-        checks.REGISTRY["json_schema"]("json_schema", schema, [])
+        checks.REGISTRY["json_schema"]("json_schema", schema, checks.Modifiers())
     except checks.CheckSpecError as exc:
         raise _NeedsPerson(str(exc)) from None
     expect.schemas.append(schema)
