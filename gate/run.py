@@ -231,6 +231,10 @@ def ask(system: systems.System, request: Request) -> Answer:
         return Answer(None, f"the system called sys.exit({exc.code!r})")
 
 
+def _declared_tools(loaded: LoadedConfig | None) -> dict[str, Any] | None:
+    return None if loaded is None else checks.declared_tools(loaded.config.system.model_extra or {})
+
+
 def judge_sample(
     case: Case,
     sample: int,
@@ -256,7 +260,10 @@ def judge_sample(
     }
     try:
         verdicts = checks.evaluate(
-            case.judges, checks.Subject.of(output, case, grader, cost_usd=cost)
+            case.judges,
+            checks.Subject.of(
+                output, case, grader, cost_usd=cost, declared_tools=_declared_tools(loaded)
+            ),
         )
     except SystemCallError as exc:
         return SampleResult(sample=sample, status="error", reason=redact(f"judge: {exc}"), **usage)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -431,6 +432,137 @@ class TestTools:
         assert verdict.reason == "issue_refund.amount: expected 25, got 20"
 
 
+class TestToolArgumentSchemas:
+    DECLARED = {
+        "lookup_order": {
+            "type": "object",
+            "properties": {"order_id": {"type": "string", "pattern": "^A[0-9]+$"}},
+            "required": ["order_id"],
+            "additionalProperties": False,
+        },
+        "issue_refund": {
+            "type": "object",
+            "properties": {"amount": {"type": "number", "minimum": 0, "maximum": 100}},
+            "required": ["amount"],
+        },
+    }
+
+    def valid(self, *calls: ToolCall, declared: Any = DECLARED) -> checks.Verdict:
+        return only({"tool_args_valid": True}, "", tool_calls=list(calls), declared_tools=declared)
+
+    def test_calls_that_fit_their_declared_schemas_pass(self) -> None:
+        verdict = self.valid(
+            ToolCall(name="lookup_order", arguments={"order_id": "A12"}),
+            ToolCall(name="issue_refund", arguments={"amount": 20}),
+        )
+        assert verdict.ok
+
+    def test_no_calls_is_nothing_to_judge(self) -> None:
+        # Pair it with tool_called to demand a call.
+        assert self.valid().ok
+
+    def test_each_bad_call_is_named_with_its_path(self) -> None:
+        verdict = self.valid(
+            ToolCall(name="lookup_order", arguments={"order_id": "12"}),
+            ToolCall(name="issue_refund", arguments={"amount": 250}),
+        )
+        assert verdict.reason == (
+            "call 1 (lookup_order): order_id: '12' does not match '^A[0-9]+$'; "
+            "call 2 (issue_refund): amount: 250 is greater than the maximum of 100"
+        )
+
+    def test_a_missing_required_argument_is_named(self) -> None:
+        verdict = self.valid(ToolCall(name="lookup_order", arguments={"order": "A1"}))
+        assert verdict.reason == "call 1 (lookup_order): (root): 'order_id' is a required property"
+
+    def test_an_undeclared_tool_fails(self) -> None:
+        verdict = self.valid(ToolCall(name="delete_account", arguments={}))
+        assert verdict.reason == (
+            "call 1 (delete_account): the system declares no tool of this name "
+            "(it declares: issue_refund, lookup_order)"
+        )
+
+    def test_arguments_that_are_not_an_object_fail_with_the_raw_text(self) -> None:
+        verdict = self.valid(ToolCall(name="issue_refund", invalid_arguments='{"amount": 2'))
+        assert verdict.reason == (
+            'call 1 (issue_refund): arguments are not a JSON object ({"amount": 2)'
+        )
+
+    def test_a_system_without_tools_says_how_to_declare_them(self) -> None:
+        verdict = self.valid(ToolCall(name="x", arguments={}), declared=None)
+        assert verdict.reason.startswith("the system declares no tools: add `tools:`")
+
+    def test_an_unusable_declared_schema_fails_the_call_not_the_run(self) -> None:
+        verdict = self.valid(
+            ToolCall(name="x", arguments={}), declared={"x": {"type": "no-such-type"}}
+        )
+        assert verdict.reason.startswith("call 1 (x): its declared schema cannot be used (")
+
+    def test_many_bad_calls_are_counted_after_three(self) -> None:
+        calls = [ToolCall(name="issue_refund", arguments={"amount": -n - 1}) for n in range(5)]
+        verdict = self.valid(*calls)
+        assert verdict.reason.count("is less than the minimum of 0") == 3
+        assert verdict.reason.endswith("; and 2 more call(s)")
+
+    def test_declared_tools_reads_the_system_config(self) -> None:
+        system = {"tools": [{"name": "a", "parameters": {"type": "object"}}, {"name": "b"}]}
+        assert checks.declared_tools(system) == {
+            "a": {"type": "object"},
+            "b": {"type": "object"},
+        }
+        assert checks.declared_tools({}) is None
+
+    def test_an_explicit_schema_judges_only_its_tools(self) -> None:
+        expect = {"tool_args_schema": {"issue_refund": {"properties": {"amount": {"maximum": 50}}}}}
+        calls = [
+            ToolCall(name="lookup_order", arguments={"anything": True}),
+            ToolCall(name="issue_refund", arguments={"amount": 75}),
+        ]
+        verdict = only(expect, "", tool_calls=calls)
+        assert verdict.reason == (
+            "call 2 (issue_refund): amount: 75 is greater than the maximum of 50"
+        )
+        assert only(expect, "", tool_calls=calls[:1]).ok
+
+    @pytest.mark.parametrize(
+        ("arg", "problem"),
+        [
+            (True, "tool_args_schema takes {tool name: JSON Schema}"),
+            ({}, "tool_args_schema takes {tool name: JSON Schema}"),
+            ({"t": {"type": "nope"}}, "tool_args_schema.t: invalid schema"),
+            ({"t": {"$ref": "https://example.com/s.json"}}, "does not resolve inside the schema"),
+        ],
+    )
+    def test_explicit_schemas_are_checked_when_the_cases_load(self, arg: Any, problem: str) -> None:
+        with pytest.raises(checks.CheckSpecError, match=re.escape(problem)):
+            checks.build({"tool_args_schema": arg})
+
+    def test_tool_args_valid_takes_true(self) -> None:
+        with pytest.raises(checks.CheckSpecError, match="tool_args_valid takes `true`"):
+            checks.build({"tool_args_valid": "yes"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    arguments=st.dictionaries(st.text(max_size=5), st.none() | st.integers() | st.text(max_size=5)),
+    raw=st.none() | st.text(max_size=30),
+    tool=st.sampled_from(["lookup_order", "issue_refund", "other"]),
+)
+def test_tool_schema_checks_never_raise(
+    arguments: dict[str, Any], raw: str | None, tool: str
+) -> None:
+    call = ToolCall(name=tool, arguments=arguments, invalid_arguments=raw)
+    expect = {
+        "tool_args_valid": True,
+        "tool_args_schema": {"issue_refund": TestToolArgumentSchemas.DECLARED["issue_refund"]},
+    }
+    for verdict in judge(
+        expect, "", tool_calls=[call], declared_tools=TestToolArgumentSchemas.DECLARED
+    ):
+        assert verdict.ok or verdict.reason
+        assert not verdict.reason.startswith("check crashed")
+
+
 def is_polite(text: str, case: Any) -> Any:
     if "please" in text:
         return True
@@ -592,6 +724,8 @@ ALL_CHECKS: dict[str, Any] = {
     "tool_not_called": "u",
     "tool_sequence": ["t", "u"],
     "tool_args": {"t": {"a.b": 1}},
+    "tool_args_valid": True,
+    "tool_args_schema": {"t": {"type": "object", "required": ["a"]}},
     "normalize": ["strip", "lower", "collapse_whitespace"],
 }
 

@@ -53,3 +53,42 @@ def test_budgets_judge_the_recorded_figures_not_the_runs_account(recorded: Proje
     judged = recheck(claimed, loaded, cases, before).case_map()
     assert judged["fast"].status == "fail"
     assert "recorded latency 5,000 ms" in judged["fast"].reason
+
+
+TOOL_BOT = """
+def answer(case_input, system):
+    amount = case_input["question"]
+    return {"text": "", "tool_calls": [{"name": "issue_refund", "arguments": {"amount": amount}}]}
+"""
+
+
+def test_tool_arguments_are_judged_against_the_declared_schema_in_both_processes(
+    project: Project,
+) -> None:
+    project.write_system(TOOL_BOT)
+    refund = {"type": "object", "properties": {"amount": {"type": "integer", "maximum": 100}}}
+    project.write_config(
+        system={
+            "name": "tools",
+            "provider": "python",
+            "target": f"{project.module}:answer",
+            "tools": [{"name": "issue_refund", "parameters": refund}],
+        }
+    )
+    cases = [
+        {"id": "small", "input": {"question": 20}, "expect": {"tool_args_valid": True}},
+        {"id": "large", "input": {"question": 250}, "expect": {"tool_args_valid": True}},
+    ]
+    project.write_cases(cases)
+    assert main(["record", "--quiet", "--out", "run.json"]) == 0  # failing cases are a result
+    claimed = read_results(project.root / "run.json")
+    assert claimed.case_map()["large"].reason == (
+        "tool_args_valid: call 1 (issue_refund): amount: 250 is greater than the maximum of 100"
+    )
+    # A run that claims the large refund fits is judged again by the gate's process.
+    large = claimed.case_map()["large"].outputs[0]
+    large.checks[0].ok, large.status = True, "pass"
+    loaded, loaded_cases = load_project(project.config_path)
+    judged = recheck(claimed, loaded, loaded_cases, snapshot(loaded, loaded_cases, "replay"))
+    assert judged.case_map()["large"].status == "fail"
+    assert judged.case_map()["small"].status == "pass"

@@ -49,7 +49,15 @@ from gate.checks.text import (
     regex,
     starts_with,
 )
-from gate.checks.tools import tool_args, tool_called, tool_not_called, tool_sequence
+from gate.checks.tools import (
+    declared_tools,
+    tool_args,
+    tool_args_schema,
+    tool_args_valid,
+    tool_called,
+    tool_not_called,
+    tool_sequence,
+)
 from gate.errors import SystemCallError
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "Verdict",
     "build",
     "custom_specs",
+    "declared_tools",
     "evaluate",
     "llm_judge",
     "pattern_size",
@@ -97,6 +106,8 @@ REGISTRY: dict[str, Factory] = {
     "tool_not_called": tool_not_called,
     "tool_sequence": tool_sequence,
     "tool_args": tool_args,
+    "tool_args_valid": tool_args_valid,
+    "tool_args_schema": tool_args_schema,
     "check": custom,
     "judge": llm_judge,
 }

@@ -51,11 +51,19 @@ class Subject:
     latency_ms: float | None = None
     cost_usd: float | None = None
     output_tokens: int | None = None
+    #: tool name → the `parameters` schema the system declares for it (None: it declares none)
+    declared_tools: Mapping[str, Any] | None = None
     _json: dict[bool, ParsedJson] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(
-        cls, output: Output, case: Any, grader: Any = None, *, cost_usd: float | None = None
+        cls,
+        output: Output,
+        case: Any,
+        grader: Any = None,
+        *,
+        cost_usd: float | None = None,
+        declared_tools: Mapping[str, Any] | None = None,
     ) -> Subject:
         """`cost_usd`: the cost priced from the config when the output carries none."""
         return cls(
@@ -68,6 +76,7 @@ class Subject:
             latency_ms=output.latency_ms,
             cost_usd=output.cost_usd if output.cost_usd is not None else cost_usd,
             output_tokens=output.output_tokens,
+            declared_tools=declared_tools,
         )
 
     def parsed_json(self, *, extract: bool = False) -> ParsedJson:

@@ -173,9 +173,10 @@ def _resolves(schema: Any, ref: str) -> bool:
     return True
 
 
-def json_schema(name: str, arg: Any, modifiers: Modifiers) -> Judge:
+def compile_schema(name: str, arg: Any) -> jsonschema.protocols.Validator:
+    """A validator for a schema written in a case; CheckSpecError when it is not usable."""
     if not isinstance(arg, Mapping):
-        raise CheckSpecError(f"json_schema takes a JSON Schema mapping, got {describe(arg)}")
+        raise CheckSpecError(f"{name} takes a JSON Schema mapping, got {describe(arg)}")
     try:
         schema = json.loads(json.dumps(arg))  # plain dicts, no line-tracking subclasses
         validator_class = jsonschema.validators.validator_for(schema)
@@ -184,35 +185,46 @@ def json_schema(name: str, arg: Any, modifiers: Modifiers) -> Judge:
         dangling = _dangling_refs(schema)
         unchecked = sorted(set(_formats(schema)) - set(validator_class.FORMAT_CHECKER.checkers))
     except jsonschema.SchemaError as exc:
-        raise CheckSpecError(f"json_schema: invalid schema: {short(exc.message, 160)}") from None
+        raise CheckSpecError(f"{name}: invalid schema: {short(exc.message, 160)}") from None
     except (TypeError, ValueError, LookupError, RecursionError) as exc:  # dates, odd $schema
         raise CheckSpecError(
-            f"json_schema: not a usable JSON Schema ({type(exc).__name__}: {short(str(exc))})"
+            f"{name}: not a usable JSON Schema ({type(exc).__name__}: {short(str(exc))})"
         ) from None
     if dangling:
         raise CheckSpecError(
-            f"json_schema: $ref {dangling[0]!r} does not resolve inside the schema (casegate "
+            f"{name}: $ref {dangling[0]!r} does not resolve inside the schema (casegate "
             "fetches no schema from elsewhere: put it under $defs and refer to '#/$defs/…')"
         )
     if unchecked:
         known = ", ".join(sorted(validator_class.FORMAT_CHECKER.checkers))
         raise CheckSpecError(
-            f"json_schema: format {unchecked[0]!r} cannot be checked, so it would be ignored "
+            f"{name}: format {unchecked[0]!r} cannot be checked, so it would be ignored "
             f"(checkable formats: {known}); remove it or use `pattern`"
         )
+    return validator
+
+
+def schema_problem(validator: jsonschema.protocols.Validator, value: Any) -> str | None:
+    """The most relevant way `value` breaks the schema (path: message), or None."""
+    try:
+        error = best_match(validator.iter_errors(value))
+    except (RecursionError, TypeError, ValueError) as exc:  # pathological documents
+        return f"schema validation failed: {short(str(exc))}"
+    if error is None:
+        return None
+    return f"{_dotted(error.absolute_path)}: {short(error.message, 160)}"
+
+
+def json_schema(name: str, arg: Any, modifiers: Modifiers) -> Judge:
+    validator = compile_schema(name, arg)
 
     def judge(subject: Subject) -> Verdict:
         read = _read_json(name, subject, modifiers)
         if isinstance(read, Verdict):
             return read
-        parsed = read.value
-        try:
-            error = best_match(validator.iter_errors(parsed))
-        except (RecursionError, TypeError, ValueError) as exc:  # pathological documents
-            return Verdict(name, False, f"schema validation failed: {short(str(exc))}")
-        if error is None:
+        problem = schema_problem(validator, read.value)
+        if problem is None:
             return Verdict(name, True)
-        problem = f"{_dotted(error.absolute_path)}: {short(error.message, 160)}"
         return Verdict(name, False, read.located(problem))
 
     return judge

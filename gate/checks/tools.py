@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import jsonschema
 
 from gate.checks.base import (
     CheckSpecError,
@@ -15,7 +18,14 @@ from gate.checks.base import (
     short,
     string_list,
 )
-from gate.checks.structured import MISSING, json_equal, parse_path, resolve
+from gate.checks.structured import (
+    MISSING,
+    compile_schema,
+    json_equal,
+    parse_path,
+    resolve,
+    schema_problem,
+)
 
 # --- tool-call checks ---------------------------------------------------------
 
@@ -106,5 +116,101 @@ def tool_args(name: str, arg: Any, modifiers: Modifiers) -> Judge:
         if not problems:
             return Verdict(name, True)
         return Verdict(name, False, "; ".join(problems))
+
+    return judge
+
+
+def declared_tools(system: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Tool name → `parameters` schema, from a system's `tools:` (None when it has none)."""
+    tools = system.get("tools")
+    if not isinstance(tools, list) or not tools:
+        return None
+    declared: dict[str, Any] = {}
+    for tool in tools:
+        if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+            declared[tool["name"]] = tool.get("parameters") or {"type": "object"}
+    return declared
+
+
+#: how many failing calls a reason lists before it only counts the rest
+SHOWN_CALLS = 3
+
+
+def _argument_problems(
+    subject: Subject, schema_for: Callable[[str], jsonschema.protocols.Validator | str | None]
+) -> list[str]:
+    """One line per call whose arguments break its tool's schema (`schema_for` gives a
+    validator, a reason the call cannot be judged, or None to leave the call alone)."""
+    problems = []
+    for index, call in enumerate(subject.tool_calls, start=1):
+        label = f"call {index} ({call.name})"
+        validator = schema_for(call.name)
+        if validator is None:
+            continue
+        if isinstance(validator, str):
+            problems.append(f"{label}: {validator}")
+        elif call.invalid_arguments is not None:
+            raw = short(call.invalid_arguments, 40)
+            problems.append(f"{label}: arguments are not a JSON object ({raw})")
+        elif (problem := schema_problem(validator, call.arguments)) is not None:
+            problems.append(f"{label}: {problem}")
+    return problems
+
+
+def _summarised(name: str, problems: list[str]) -> Verdict:
+    if not problems:
+        return Verdict(name, True)
+    shown = "; ".join(problems[:SHOWN_CALLS])
+    more = len(problems) - SHOWN_CALLS
+    return Verdict(name, False, shown + (f"; and {more} more call(s)" if more > 0 else ""))
+
+
+def tool_args_valid(name: str, arg: Any, modifiers: Modifiers) -> Judge:
+    if arg is not True:
+        raise CheckSpecError(f"tool_args_valid takes `true`, got {describe(arg)}")
+    # The schemas come from the system config, which a case does not see when it
+    # loads; they are compiled on first use, once per distinct schema.
+    compiled: dict[str, jsonschema.protocols.Validator | str] = {}
+
+    def judge(subject: Subject) -> Verdict:
+        declared = subject.declared_tools
+        if declared is None:
+            return Verdict(
+                name,
+                False,
+                "the system declares no tools: add `tools:` with `parameters` to the system, "
+                "or use tool_args_schema",
+            )
+
+        def schema_for(tool: str) -> jsonschema.protocols.Validator | str:
+            if tool not in declared:
+                known = ", ".join(sorted(declared))
+                return f"the system declares no tool of this name (it declares: {known})"
+            key = json.dumps(declared[tool], sort_keys=True, default=str)
+            if key not in compiled:
+                try:
+                    compiled[key] = compile_schema(f"tools.{tool}.parameters", declared[tool])
+                except CheckSpecError as exc:
+                    compiled[key] = f"its declared schema cannot be used ({exc})"
+            return compiled[key]
+
+        return _summarised(name, _argument_problems(subject, schema_for))
+
+    return judge
+
+
+def tool_args_schema(name: str, arg: Any, modifiers: Modifiers) -> Judge:
+    if not isinstance(arg, Mapping) or not arg:
+        raise CheckSpecError(
+            f"tool_args_schema takes {{tool name: JSON Schema}}, got {describe(arg)}"
+        )
+    validators = {
+        str(tool): compile_schema(f"tool_args_schema.{tool}", schema)
+        for tool, schema in arg.items()
+    }
+
+    def judge(subject: Subject) -> Verdict:
+        # Calls to other tools are not this check's business (tool_not_called is).
+        return _summarised(name, _argument_problems(subject, validators.get))
 
     return judge
