@@ -130,6 +130,8 @@ def _judge_again(
         latency_ms=sample.latency_ms,
         cost_usd=sample.cost_usd,
         output_tokens=sample.output_tokens,
+        input_tokens=sample.input_tokens,
+        model=sample.model,
         declared_tools=checks.declared_tools(loaded.config.system.model_extra or {}),
     )
     mine = {v.check: v for v in checks.evaluate(judges, subject)}

@@ -381,11 +381,18 @@ def prepare_user_checks(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
     """Import every custom check before judging; an import problem names its case's line."""
     problems: list[str] = []
     for case in cases:
+        imported = True
         for spec in checks.custom_specs(case.expect):
             try:
                 usercode.prepare_check(spec, loaded.root)
             except usercode.UserCodeError as exc:
                 problems.append(f"{case.source}:{case.line}: case {case.id!r}: {exc}")
+                imported = False
+        if imported:  # a check's args are checked against the function it names
+            problems.extend(
+                f"{case.source}:{case.line}: case {case.id!r}: {problem}"
+                for problem in checks.prepared_problems(case.expect)
+            )
     if problems:
         raise ConfigError(list(dict.fromkeys(problems)))
 

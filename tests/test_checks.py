@@ -573,11 +573,125 @@ def crashes(text: str, case: Any) -> bool:
     raise ValueError("bad day")
 
 
+def within_refund_limit(text: str, case: Any, *, limit: float, currency: str = "EUR") -> Any:
+    amounts = [float(word) for word in text.split() if word.replace(".", "", 1).isdigit()]
+    over = [amount for amount in amounts if amount > limit]
+    return (not over, f"offers {over[0]:g} {currency}, the limit is {limit:g}" if over else "")
+
+
+SEEN: list[Any] = []
+
+
+def sees_the_sample(text: str, case: Any, sample: Any) -> bool:
+    SEEN.append(sample)
+    if isinstance(sample.json, dict):
+        sample.json["tampered"] = True  # a copy: the next check must not see this
+    return True
+
+
+def with_args_and_sample(text: str, case: Any, sample: Any, *, field: str) -> Any:
+    value = sample.json.get(field) if isinstance(sample.json, dict) else None
+    return (value is not None, f"{field} is missing from {sample.model}'s answer")
+
+
 class TestCustom:
     @pytest.fixture(autouse=True)
     def _prepared(self) -> None:
-        for name in ("is_polite", "crashes"):
+        SEEN.clear()
+        for name in (
+            "is_polite",
+            "crashes",
+            "within_refund_limit",
+            "sees_the_sample",
+            "with_args_and_sample",
+        ):
             usercode.prepare_check(f"{__name__}:{name}", REPO)
+
+    def test_args_reach_the_function_as_keywords(self) -> None:
+        expect = {"check": {"fn": f"{__name__}:within_refund_limit", "args": {"limit": 50}}}
+        assert only(expect, "We can refund 40 today").ok
+        assert only(expect, "We can refund 75 today").reason == "offers 75 EUR, the limit is 50"
+
+    def test_three_parameters_receive_a_view_of_the_sample(self) -> None:
+        calls = [ToolCall(name="lookup", arguments={"id": "A1"})]
+        text = '{"severity": "high"}'
+        expect = {"check": [f"{__name__}:sees_the_sample", f"{__name__}:sees_the_sample"]}
+        verdicts = judge(
+            expect,
+            text,
+            tool_calls=calls,
+            stop_reason="end_turn",
+            latency_ms=812.0,
+            input_tokens=120,
+            output_tokens=9,
+            cost_usd=0.0004,
+            model="claude-x",
+        )
+        assert [v.ok for v in verdicts] == [True]
+        first, second = SEEN
+        assert first.text == text and first.tool_calls == tuple(calls)
+        assert (first.finish_reason, first.latency_ms, first.model) == ("stop", 812.0, "claude-x")
+        assert (first.input_tokens, first.output_tokens, first.cost_usd) == (120, 9, 0.0004)
+        # Each call gets its own copy: the first one's change is invisible to the second.
+        assert first.json == {"severity": "high", "tampered": True}
+        assert second.json == {"severity": "high", "tampered": True}
+        assert first.json is not second.json
+        with pytest.raises(AttributeError):
+            first.text = "rewritten"
+
+    def test_the_view_reads_extracted_json_and_none_when_there_is_none(self) -> None:
+        expect = {"check": f"{__name__}:sees_the_sample", "extract_json": True}
+        only(expect, 'Answer:\n```json\n{"a": 1}\n```')
+        only({"check": f"{__name__}:sees_the_sample"}, "plain prose")
+        assert SEEN[0].json == {"a": 1, "tampered": True}
+        assert SEEN[1].json is None
+
+    def test_args_and_a_sample_together(self) -> None:
+        expect = {"check": {"fn": f"{__name__}:with_args_and_sample", "args": {"field": "owner"}}}
+        verdict = only(expect, '{"severity": "low"}', model="standin-small")
+        assert verdict.reason == "owner is missing from standin-small's answer"
+
+    @pytest.mark.parametrize(
+        ("entry", "problem"),
+        [
+            (
+                {"fn": "within_refund_limit"},
+                "within_refund_limit cannot be called with this case's args "
+                "(missing a required argument: 'limit')",
+            ),
+            (
+                {"fn": "within_refund_limit", "args": {"limit": 5, "limt": 1}},
+                "within_refund_limit cannot be called with this case's args "
+                "(got an unexpected keyword argument 'limt')",
+            ),
+        ],
+    )
+    def test_args_the_function_cannot_take_fail_with_the_reason(
+        self, entry: dict[str, Any], problem: str
+    ) -> None:
+        entry = {**entry, "fn": f"{__name__}:{entry['fn']}"}
+        assert only({"check": entry}, "refund 10").reason == f"{__name__}:{problem}"
+        assert checks.prepared_problems({"check": entry}) == [f"{__name__}:{problem}"]
+
+    @pytest.mark.parametrize(
+        ("arg", "problem"),
+        [
+            ({"fn": 3}, "check.fn takes 'module:function', got 3"),
+            ({"fn": "m:f", "args": [1]}, "check.args takes a mapping of argument name → value"),
+            ({"fn": "m:f", "args": {"not a name": 1}}, "check.args takes a mapping"),
+            ({"fn": "m:f", "arg": {}}, "check: unknown key 'arg' (it takes fn and args)"),
+            ({"function": "m:f"}, "check takes 'module:function', {fn: 'module:function'"),
+            ([], "check takes 'module:function', {fn"),
+            ({"fn": "m f:g"}, "check takes 'module:function', got 'm f:g'"),
+        ],
+    )
+    def test_malformed_entries_are_refused_at_load(self, arg: Any, problem: str) -> None:
+        with pytest.raises(checks.CheckSpecError, match=re.escape(problem)):
+            checks.build({"check": arg})
+
+    def test_the_specs_of_every_form_are_listed_for_the_ruler(self) -> None:
+        arg = ["a:one", {"fn": "b.c:two", "args": {"x": 1}}]
+        assert checks.custom_specs({"check": arg}) == ["a:one", "b.c:two"]
 
     def test_bool_and_reason(self) -> None:
         assert only({"check": f"{__name__}:is_polite"}, "please").ok

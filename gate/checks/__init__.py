@@ -23,7 +23,7 @@ from gate.checks.base import (
     Verdict,
     pattern_size,
 )
-from gate.checks.custom import custom, custom_specs
+from gate.checks.custom import SampleView, custom, custom_specs, prepared_problems
 from gate.checks.figures import finish_reason, max_cost_usd, max_latency_ms, max_output_tokens
 from gate.checks.graded import llm_judge, uses_judge
 from gate.checks.structured import (
@@ -68,6 +68,7 @@ __all__ = [
     "Factory",
     "Judge",
     "Modifiers",
+    "SampleView",
     "Subject",
     "Verdict",
     "build",
@@ -76,6 +77,7 @@ __all__ = [
     "evaluate",
     "llm_judge",
     "pattern_size",
+    "prepared_problems",
     "uses_judge",
 ]
 

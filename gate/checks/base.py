@@ -51,6 +51,8 @@ class Subject:
     latency_ms: float | None = None
     cost_usd: float | None = None
     output_tokens: int | None = None
+    input_tokens: int | None = None
+    model: str | None = None
     #: tool name → the `parameters` schema the system declares for it (None: it declares none)
     declared_tools: Mapping[str, Any] | None = None
     _json: dict[bool, ParsedJson] = field(default_factory=dict, repr=False)
@@ -76,6 +78,8 @@ class Subject:
             latency_ms=output.latency_ms,
             cost_usd=output.cost_usd if output.cost_usd is not None else cost_usd,
             output_tokens=output.output_tokens,
+            input_tokens=output.input_tokens,
+            model=output.model,
             declared_tools=declared_tools,
         )
 

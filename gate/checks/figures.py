@@ -29,20 +29,21 @@ FINISH_REASONS = {
 }
 
 
-def _finish(reason: str) -> str:
+def finish_name(reason: str) -> str:
+    """A provider's stop reason by what it means, in OpenAI's words."""
     return FINISH_REASONS.get(reason, reason)
 
 
 def finish_reason(name: str, arg: Any, modifiers: Modifiers) -> Judge:
     allowed = string_list(name, arg)
-    wanted = {_finish(reason) for reason in allowed}
+    wanted = {finish_name(reason) for reason in allowed}
     expected = " or ".join(describe(reason) for reason in allowed)
 
     def judge(subject: Subject) -> Verdict:
         recorded = subject.stop_reason
         if not isinstance(recorded, str) or not recorded:
             return Verdict(name, False, "unknown finish reason (the provider reported none)")
-        meaning = _finish(recorded)
+        meaning = finish_name(recorded)
         if meaning in wanted:
             return Verdict(name, True)
         shown = describe(recorded) + (f" ({meaning})" if meaning != recorded else "")
