@@ -414,6 +414,14 @@ def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any
     """Everything that would fail per request, found before the first paid call."""
     check_templates(loaded, cases)
     problems = systems.preflight(system, cases)
+    if checks.declared_tools(system) is None:
+        problems.extend(
+            f"{case.source}:{case.line}: case {case.id!r} uses tool_args_valid, but the system "
+            "declares no tools: add `tools:` with their `parameters` to the system, or use "
+            "tool_args_schema"
+            for case in cases
+            if "tool_args_valid" in case.expect
+        )
     if problems:
         raise ConfigError(problems)
 

@@ -92,3 +92,12 @@ def test_tool_arguments_are_judged_against_the_declared_schema_in_both_processes
     judged = recheck(claimed, loaded, loaded_cases, snapshot(loaded, loaded_cases, "replay"))
     assert judged.case_map()["large"].status == "fail"
     assert judged.case_map()["small"].status == "pass"
+
+
+def test_tool_args_valid_without_declared_tools_is_refused_before_any_call(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases([case("a", "x", tool_args_valid=True)])
+    assert main(["record", "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert "cases.yaml:1: case 'a' uses tool_args_valid, but the system declares no tools" in error
