@@ -1,0 +1,389 @@
+"""promptfoo's assertions as casegate checks, and what needs a person."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from gate import checks
+from gate.importers.promptfoo.common import CHECKS_MODULE, PLANNED, NeedsPerson
+from gate.importers.promptfoo.js import js_string, plain, shown_value, split_values
+from gate.importers.promptfoo.nunjucks import render_value
+from gate.importers.promptfoo.reading import Folder, Yaml12Loader, parse_document
+from gate.yamlfile import YamlSyntaxError, printable
+
+
+@dataclass
+class _Text:
+    """A substring requirement: contains / not_contains / any / not_all / equals."""
+
+    kind: str
+    needles: list[str]
+    insensitive: bool = False
+
+
+def _escaped(needles: Sequence[str], insensitive: bool) -> str:
+    body = "|".join(re.escape(needle) for needle in needles)
+    return f"(?i:{body})" if insensitive else (body if len(needles) == 1 else f"(?:{body})")
+
+
+@dataclass
+class Expect:
+    """The checks one case accumulates; `build` resolves what shares one `expect` key."""
+
+    texts: list[_Text] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+    forbidden: list[str] = field(default_factory=list)
+    schemas: list[dict[str, Any]] = field(default_factory=list)
+    json: bool = False
+    min_words: int | None = None
+    max_words: int | None = None
+    rubrics: list[str] = field(default_factory=list)
+    custom: list[str] = field(default_factory=list)
+
+    def build(self) -> tuple[dict[str, Any], list[str]]:
+        expect: dict[str, Any] = {}
+        notes: list[str] = []
+        lowered = bool(self.texts) and all(t.insensitive for t in self.texts)
+        patterns, forbidden = list(self.patterns), list(self.forbidden)
+        if lowered:
+            expect["normalize"] = ["lower"]
+        mixed = [t for t in self.texts if t.insensitive and not lowered]
+        if mixed:
+            notes.append(
+                "case-insensitive assertions became `(?i:…)` patterns: the case also has "
+                "case-sensitive ones, and `normalize` would apply to every text check"
+            )
+        for text in self.texts:
+            as_pattern = text.insensitive and not lowered
+            if text.kind == "contains" and not as_pattern:
+                expect.setdefault("contains", []).extend(text.needles)
+            elif text.kind == "contains":
+                patterns.extend(_escaped([n], True) for n in text.needles)
+            elif text.kind == "not_contains" and not as_pattern:
+                expect.setdefault("not_contains", []).extend(text.needles)
+            elif text.kind == "not_contains":
+                forbidden.extend(_escaped([n], True) for n in text.needles)
+            elif text.kind == "any" and "contains_any" not in expect and not as_pattern:
+                expect["contains_any"] = list(text.needles)
+            elif text.kind == "any":
+                patterns.append(_escaped(text.needles, text.insensitive))
+            elif text.kind == "equals" and "equals" not in expect:
+                expect["equals"] = text.needles[0]
+            elif text.kind == "equals":
+                patterns.append(rf"\A{_escaped(text.needles, False)}\Z")
+            elif text.kind == "not_equals":
+                forbidden.append(rf"\A{_escaped(text.needles, False)}\Z")
+            else:  # not_all: fails only when every needle appears
+                forbidden.append(_all_of([_escaped([n], text.insensitive) for n in text.needles]))
+        for key in ("contains", "not_contains"):
+            if key in expect and len(expect[key]) == 1:
+                expect[key] = expect[key][0]
+        if patterns:
+            expect["regex"] = patterns[0] if len(patterns) == 1 else _all_of(patterns)
+        if forbidden:
+            expect["not_regex"] = forbidden[0] if len(forbidden) == 1 else _any_of(forbidden)
+        if self.json and not self.schemas:
+            expect["json"] = True
+        if self.schemas:
+            expect["json_schema"] = (
+                self.schemas[0] if len(self.schemas) == 1 else {"allOf": self.schemas}
+            )
+        if self.min_words is not None:
+            expect["min_words"] = self.min_words
+        if self.max_words is not None:
+            expect["max_words"] = self.max_words
+        if self.rubrics:
+            rubric = self.rubrics[0]
+            if len(self.rubrics) > 1:
+                rubric = "All of these hold:\n" + "\n".join(
+                    f"{n}. {r}" for n, r in enumerate(self.rubrics, start=1)
+                )
+                notes.append(f"{len(self.rubrics)} llm-rubric assertions became one judge rubric")
+            expect["judge"] = {"rubric": rubric}
+        if self.custom:
+            expect["check"] = self.custom[0] if len(self.custom) == 1 else list(self.custom)
+        return expect, notes
+
+
+def _all_of(patterns: Sequence[str]) -> str:
+    """One pattern that matches when every pattern matches somewhere (lookaheads from 0)."""
+    return "^" + "".join(f"(?=[\\s\\S]*?(?:{p}))" for p in patterns)
+
+
+def _any_of(patterns: Sequence[str]) -> str:
+    return "|".join(f"(?:{p})" for p in patterns)
+
+
+#: A back-reference by number: after another pattern's groups it would point elsewhere.
+_NUMBERED_REFERENCE = re.compile(r"\\[1-9]|\\g<\d")
+
+
+@dataclass
+class Stub:
+    function: str
+    kind: str
+    test: str
+    code: str
+    inverse: bool
+    threshold: Any = None
+    transform: str | None = None
+
+
+class Stubs:
+    """The suite's stub checks: one per assertion object, so a defaultTest assertion that
+    lands in every case, or a test that array vars expand, gets one stub."""
+
+    def __init__(self) -> None:
+        self.stubs: list[Stub] = []
+        self._made: dict[int, str] = {}
+        self._names: set[str] = set()
+
+    def spec(
+        self,
+        assertion: Mapping[str, Any],
+        kind: str,
+        inverse: bool,
+        owner: str,
+        base: str,
+        transform: str | None,
+    ) -> str:
+        name = self._made.get(id(assertion))
+        if name is None:
+            number = sum(stub.test == owner for stub in self.stubs) + 1
+            name = re.sub(r"\W", "_", f"{base}_{number}")
+            name = name if name.startswith("check") else f"check_{name}"
+            while name in self._names:
+                name += "_"
+            self._names.add(name)
+            self._made[id(assertion)] = name
+            code = assertion.get("value")
+            shown = code if isinstance(code, str) else json.dumps(plain(code), ensure_ascii=False)
+            threshold = assertion.get("threshold")
+            self.stubs.append(Stub(name, kind, owner, shown, inverse, threshold, transform))
+        return f"{CHECKS_MODULE}:{name}"
+
+
+@dataclass
+class Context:
+    """What mapping one test's assertions needs from outside it."""
+
+    folder: Folder
+    test: str  # "test 3 (its description)"
+    name: str  # the test's case id, before any suffix
+    stubs: Stubs
+    judges: list[Any]  # promptfoo grader providers named on the way
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    transform: str | None = None
+    inherited: bool = False  # the assertion being mapped came from defaultTest
+
+
+_TEXT_KINDS = {
+    "contains": ("contains", False),
+    "icontains": ("contains", True),
+    "contains-all": ("contains", False),
+    "icontains-all": ("contains", True),
+    "contains-any": ("any", False),
+    "icontains-any": ("any", True),
+}
+
+
+def _needle(value: Any, kind: str) -> str:
+    if (isinstance(value, str) and value) or (
+        isinstance(value, int | float) and not isinstance(value, bool) and not _nan(value)
+    ):
+        return js_string(value)
+    raise NeedsPerson(f"`{kind}` takes a non-empty string or a number; promptfoo refuses this")
+
+
+def _nan(value: float) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _needles(value: Any, kind: str, notes: list[str]) -> list[str]:
+    if isinstance(value, str):
+        try:
+            items: list[Any] = split_values(value)
+        except ValueError as exc:
+            raise NeedsPerson(f"`{kind}`: promptfoo refuses this value ({exc})") from None
+        naive = [part.strip() for part in value.split(",")]
+        if items != naive and '"' in value:
+            notes.append(
+                f"`{kind}` value {shown_value(value, 80)} read as {shown_value(items, 120)}; "
+                f"promptfoo releases before March 2026 read it as {shown_value(naive, 120)}"
+            )
+    elif isinstance(value, list):
+        items = value
+    else:
+        raise NeedsPerson(f"`{kind}` takes a list (or a comma-separated string)")
+    if not items:
+        raise NeedsPerson(f"`{kind}` with no values: promptfoo fails it on every output")
+    if any(isinstance(item, dict | list) or item is None for item in items):
+        raise NeedsPerson(f"`{kind}`: a value that is not text or a number")
+    return [js_string(item) for item in items]
+
+
+def _file_value(value: Any, context: Context, what: str) -> Any:
+    """An assertion value given as `file://…`: .txt is its text, .json/.yaml parsed."""
+    if not (isinstance(value, str) and value.startswith("file://")):
+        return value
+    path = context.folder.paths(value, None, what)[0]
+    if path.suffix in (".json", ".yaml", ".yml"):
+        return parse_document(context.folder.text(path, context.folder.config), path)
+    if path.suffix == ".txt":
+        return context.folder.text(path, context.folder.config).strip()
+    raise NeedsPerson(f"`{what}` reads {value}, which promptfoo runs or refuses; port it by hand")
+
+
+def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context) -> str:
+    """Add one assertion's checks to `expect`; returns what it became, or raises NeedsPerson."""
+    kind = str(assertion.get("type", ""))
+    inverse = kind.startswith("not-")
+    base = kind.removeprefix("not-")
+    notes: list[str] = []
+    weight = assertion.get("weight", 1)
+    if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
+        raise NeedsPerson(f"weight {weight!r} is not a number ≥ 0")
+    if weight == 0:
+        return "not carried over: with `weight: 0` promptfoo never fails a test on it (a metric)"
+    transform = assertion.get("transform") or context.transform
+    if transform is not None and base not in ("javascript", "python"):
+        raise NeedsPerson(
+            f"promptfoo judges the output after `transform: {printable(str(transform))[:120]}`; "
+            "casegate judges the output text as it is"
+        )
+    if base in ("javascript", "python"):
+        return _stub(assertion, kind, inverse, context)
+    raw = assertion.get("value")
+    value = render_value(_file_value(raw, context, kind), context.variables)
+    if base in _TEXT_KINDS:
+        requirement, insensitive = _TEXT_KINDS[base]
+        if base in ("contains", "icontains"):
+            needles = [_needle(value, kind)]
+        else:
+            needles = _needles(value, kind, notes)
+        if inverse:
+            requirement = {"contains": "not_contains", "any": "not_contains"}[requirement]
+            if base.endswith("-all"):
+                requirement = "not_all"
+        expect.texts.append(_Text(requirement, needles, insensitive))
+        return _described(kind, value, notes)
+    if base == "equals":
+        if isinstance(value, dict | list) or value is None:
+            raise NeedsPerson("`equals` with a JSON value (deep equality) has no casegate check")
+        expect.texts.append(_Text("not_equals" if inverse else "equals", [js_string(value)]))
+        return _described(kind, value, notes)
+    if base == "starts-with":
+        if not isinstance(value, str) or not value:
+            raise NeedsPerson("`starts-with` takes a non-empty string")
+        (expect.forbidden if inverse else expect.patterns).append("^" + re.escape(value))
+        return _described(kind, value, notes)
+    if base == "regex":
+        return _map_regex(kind, value, inverse, expect)
+    if base == "is-json" and not inverse:
+        return _map_json(value, expect)
+    if base == "word-count" and not inverse:
+        return _map_words(value, expect)
+    if base == "llm-rubric" and not inverse:
+        if not isinstance(value, str) or not value.strip():
+            raise NeedsPerson("`llm-rubric` with a rubric that is not text")
+        expect.rubrics.append(value.strip())
+        context.judges.extend(p for p in (assertion.get("provider"),) if p is not None)
+        for key, why in (
+            ("threshold", "casegate's judge answers PASS or FAIL, with no score"),
+            ("rubricPrompt", "casegate's judge prompt is its own, versioned"),
+        ):
+            if assertion.get(key) is not None:
+                notes.append(f"`{key}` not carried over: {why}")
+        return _described(kind, value, notes)
+    if base == "assert-set":
+        raise NeedsPerson(
+            f"`assert-set` with `threshold: {js_string(assertion.get('threshold'))}` passes when "
+            "that share of its assertions passes; casegate's checks all must pass"
+        )
+    if base == "contains-json":
+        raise NeedsPerson("casegate's check for JSON inside prose is not built yet")
+    if base in PLANNED:
+        raise NeedsPerson(f"casegate's check for `{base}` is planned, not built yet")
+    raise NeedsPerson(f"casegate has no check for `{kind}`")
+
+
+def _described(kind: str, value: Any, notes: Sequence[str]) -> str:
+    return f"`{kind}` {shown_value(value, 120)}" + "".join(f"; {note}" for note in notes)
+
+
+def _map_regex(kind: str, value: Any, inverse: bool, expect: Expect) -> str:
+    if not isinstance(value, str) or not value:
+        raise NeedsPerson("`regex` takes a non-empty pattern")
+    try:
+        checks.REGISTRY["regex"]("regex", value, checks.Modifiers())
+    except checks.CheckSpecError as exc:
+        raise NeedsPerson(f"the pattern is not valid in Python's `re` syntax: {exc}") from None
+    kept = expect.forbidden if inverse else expect.patterns
+    if kept:  # the case's one `regex` (or `not_regex`) key will hold them together
+        together = (_any_of if inverse else _all_of)([*kept, value])
+        try:
+            checks.REGISTRY["regex"]("regex", together, checks.Modifiers())
+        except checks.CheckSpecError as exc:
+            raise NeedsPerson(f"it cannot share the case's pattern with others ({exc})") from None
+        if _NUMBERED_REFERENCE.search(value):
+            raise NeedsPerson("its numbered back-reference would point elsewhere beside others")
+    kept.append(value)
+    return _described(kind, value, [])
+
+
+def _map_json(value: Any, expect: Expect) -> str:
+    if value in (None, ""):
+        expect.json = True
+        return "`is-json` → `json: true`"
+    schema = value
+    if isinstance(value, str):
+        try:
+            schema = yaml.load(value, Loader=Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+        except (yaml.YAMLError, YamlSyntaxError, ValueError, RecursionError) as exc:
+            raise NeedsPerson(f"its JSON schema does not parse ({exc})") from None
+    if not isinstance(schema, dict):
+        raise NeedsPerson("`is-json` with a schema that is not a mapping")
+    schema = plain(schema)
+    try:
+        checks.REGISTRY["json_schema"]("json_schema", schema, checks.Modifiers())
+    except checks.CheckSpecError as exc:
+        raise NeedsPerson(str(exc)) from None
+    expect.schemas.append(schema)
+    return f"`is-json` with a schema → `json_schema` {shown_value(schema, 120)}"
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _map_words(value: Any, expect: Expect) -> str:
+    if _whole(value):
+        low = high = value
+    elif isinstance(value, dict) and set(value) <= {"min", "max"} and value:
+        low, high = value.get("min"), value.get("max")
+        if not all(bound is None or _whole(bound) for bound in (low, high)):
+            raise NeedsPerson("`word-count` bounds must be whole numbers")
+        if low is not None and high is not None and low > high:
+            raise NeedsPerson("`word-count` with min above max: promptfoo refuses it")
+    else:
+        raise NeedsPerson("`word-count` takes a whole number or {min, max}")
+    if low is not None:
+        expect.min_words = max(low, expect.min_words or 0)
+    if high is not None:
+        expect.max_words = high if expect.max_words is None else min(high, expect.max_words)
+    return f"`word-count` {shown_value(value, 60)} → min_words/max_words"
+
+
+def _stub(assertion: Mapping[str, Any], kind: str, inverse: bool, context: Context) -> str:
+    owner, base = ("defaultTest", "default") if context.inherited else (context.test, context.name)
+    transform = assertion.get("transform") or context.transform
+    shown = None if transform is None else printable(str(transform))
+    spec = context.stubs.spec(assertion, kind, inverse, owner, base, shown)
+    raise NeedsPerson(f"`{kind}` is code: the stub `{spec}` fails until a person ports it", spec)

@@ -1,0 +1,325 @@
+"""The whole import: read the config, map every part, validate, then write."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate import checks
+from gate.cases import MAX_ID_LENGTH, Case
+from gate.errors import SystemCallError
+from gate.importers.promptfoo.assertions import Context, Stubs
+from gate.importers.promptfoo.cases import Draft, Report, check_shape, draft_cases, merge_default
+from gate.importers.promptfoo.common import JUDGE_STUB, SEMANTICS, PromptfooError
+from gate.importers.promptfoo.js import slug_of
+from gate.importers.promptfoo.nunjucks import Template
+from gate.importers.promptfoo.prompts import Prompt, read_prompts
+from gate.importers.promptfoo.providers import Provider, classify_provider, read_providers
+from gate.importers.promptfoo.reading import (
+    Folder,
+    line_at,
+    parse_document,
+    problem_at,
+    resolve_ref,
+)
+from gate.importers.promptfoo.writing import (
+    Variant,
+    dump_yaml,
+    migration_notes,
+    suite_files,
+    write_all,
+)
+from gate.templates import render
+from gate.yamlfile import YamlSyntaxError, load_yaml, printable
+
+
+@dataclass
+class Outcome:
+    """What an import wrote and how much of the suite mapped mechanically."""
+
+    out: Path
+    written: list[Path]
+    tests: int
+    tests_mapped: int
+    cases: int
+    assertions: int
+    assertions_mapped: int
+
+    def summary_line(self) -> str:
+        def share(part: int, whole: int) -> str:
+            return f"{part} of {whole} ({part / whole:.0%})" if whole else "0 of 0"
+
+        return (
+            f"imported {self.tests} promptfoo test(s) as {self.cases} case(s) into {self.out}, "
+            f"following {SEMANTICS}: {share(self.assertions_mapped, self.assertions)} "
+            f"assertions and {share(self.tests_mapped, self.tests)} tests mapped mechanically; "
+            f"what needs a person is listed in {self.out / 'MIGRATION.md'}"
+        )
+
+
+def _load_tests(config: Mapping[str, Any], folder: Folder) -> list[tuple[Any, Path, Any]]:
+    """(test, the file it came from, that file's document) for every test."""
+    raw = config.get("tests")
+    line = line_at(config, "tests")
+    if raw is None:
+        return []
+    entries = raw if isinstance(raw, list) else [raw]
+    tests: list[tuple[Any, Path, Any]] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            for path in folder.paths(entry, line, "tests"):
+                tests.extend(_tests_in_file(path, folder, line))
+        elif isinstance(entry, dict):
+            tests.append((entry, folder.config, config))
+        else:
+            raise problem_at(folder.config, line, "tests must be test mappings or file references")
+    return tests
+
+
+def _tests_in_file(path: Path, folder: Folder, line: int | None) -> list[tuple[Any, Path, Any]]:
+    if path.suffix not in (".yaml", ".yml", ".json", ".jsonl"):
+        raise problem_at(
+            folder.config,
+            line,
+            f"tests: {path.name}: only YAML, JSON and JSONL test files are imported "
+            "(convert CSV and spreadsheets to YAML first)",
+        )
+    text = folder.text(path, folder.config, line)
+    if path.suffix == ".jsonl":
+        rows = [
+            parse_document(row, path.with_suffix(".json"))
+            for row in text.splitlines()
+            if row.strip()
+        ]
+        return [(row, path, row) for row in rows]
+    document = parse_document(text, path)
+    items = document if isinstance(document, list) else [document]
+    return [(item, path, document) for item in items]
+
+
+def _where(path: Path, folder: Folder, line: int | None) -> str:
+    shown = (
+        path.resolve().relative_to(folder.root)
+        if path.resolve().is_relative_to(folder.root)
+        else path
+    )
+    return f"{shown}:{line}" if line else str(shown)
+
+
+def _unique_id(base: str, taken: set[str]) -> str:
+    base = base[: MAX_ID_LENGTH - 8] or "test"
+    candidate, counter = base, 1
+    while candidate in taken:
+        counter += 1
+        candidate = f"{base}-{counter}"
+    taken.add(candidate)
+    return candidate
+
+
+def _validated(draft: Draft, templates: Sequence[Template]) -> str | None:
+    """Why casegate would refuse this case (or fail to render its message), else None."""
+    record = {"id": draft.id, "input": draft.input, "expect": draft.expect, **draft.extra}
+    try:
+        loaded = load_yaml(dump_yaml(record))
+        case = Case.model_validate(loaded)
+        checks.build(case.expect)
+    except (YamlSyntaxError, ValueError, checks.CheckSpecError) as exc:
+        return " ".join(str(exc).split())[:300]
+    if "messages" in case.input:
+        return "a var named `messages` would be sent as the whole conversation in casegate"
+    for template in templates:
+        try:
+            render(template.source, case.id, case.input)
+        except SystemCallError as exc:
+            return str(exc)
+    return None
+
+
+def _fill_missing(draft: Draft, templates: Sequence[Template]) -> None:
+    """A var the template reads but the test lacks renders as nothing in promptfoo."""
+    missing = sorted({n for t in templates for n in t.names} - set(draft.input) - {"env"})
+    for name in missing:
+        draft.input[name] = ""
+    if missing:
+        draft.notes.append(
+            f"`{draft.id}`: {', '.join(missing)} set to '' (promptfoo renders a missing var as "
+            "nothing; casegate refuses it)"
+        )
+
+
+def _variants(providers: Sequence[Provider], prompts: Sequence[Prompt]) -> list[Variant]:
+    variants: list[Variant] = []
+    taken: set[str] = set()
+    for provider in providers:
+        chosen = [
+            prompt
+            for prompt in prompts
+            if provider.prompts is None
+            or any(prompt.label == p or prompt.label.startswith(f"{p}:") for p in provider.prompts)
+        ] or list(prompts)
+        for prompt in chosen:
+            if not variants:
+                name = "casegate.yml"
+            else:
+                middle = provider.label + (
+                    "" if len(prompts) == 1 else "." + (slug_of(prompt.label, 40) or "prompt")
+                )
+                name = f"casegate.{middle}.yml"
+                counter = 1
+                while name in taken:
+                    counter += 1
+                    name = f"casegate.{middle}-{counter}.yml"
+            taken.add(name)
+            variants.append(Variant(provider, prompt, name))
+    return variants
+
+
+def _judge_pin(candidates: Sequence[Any], notes: list[str]) -> dict[str, Any]:
+    for candidate in candidates:
+        provider_id = candidate if isinstance(candidate, str) else None
+        if isinstance(candidate, dict) and isinstance(candidate.get("id"), str):
+            provider_id = candidate["id"]
+        classified = classify_provider(provider_id) if provider_id else None
+        if classified:
+            kind, api, model = classified
+            notes.append(f"the judge is pinned to promptfoo's grader `{provider_id}`")
+            pin: dict[str, Any] = {"provider": kind, "model": model, "prompt_version": 1}
+            if api == "responses":
+                pin["api"] = api
+            return {**pin, "temperature": 0}
+    return {**JUDGE_STUB, "temperature": 0}
+
+
+def _suite_name(config: Mapping[str, Any], path: Path) -> str:
+    description = config.get("description")
+    name = slug_of(description, 60) if isinstance(description, str) else ""
+    name = name.lstrip("-._") or slug_of(path.resolve().parent.name, 60).lstrip("-._")
+    return name or "promptfoo"
+
+
+def _config_problems(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(needs a person, notes) for the config's top-level keys casegate does not take."""
+    needs, notes = [], []
+    repeat = _repeat(config)
+    if repeat:
+        notes.append(
+            f"`repeat: {repeat}` became `samples: {repeat}`: promptfoo counts each run on its "
+            f"own, casegate passes a case when its {repeat} samples pass (`min_pass_rate`)"
+        )
+    for key, why in (
+        ("scenarios", "scenarios (vars × tests) are not imported"),
+        ("nunjucksFilters", "custom nunjucks filters are code casegate does not run"),
+        ("extensions", "extension hooks are code casegate does not run"),
+        ("redteam", "red-team generation is not imported"),
+    ):
+        if config.get(key) is not None:
+            needs.append(f"`{key}`: {why}")
+    for key, why in (
+        ("derivedMetrics", "casegate reports pass rates, not derived metrics"),
+        ("env", "its values are not copied; set the environment where casegate runs"),
+        ("outputPath", "casegate writes its results under .casegate/"),
+    ):
+        if config.get(key) is not None:
+            notes.append(f"`{key}` not carried over: {why}")
+    return needs, notes
+
+
+def _repeat(config: Mapping[str, Any]) -> int | None:
+    for block in ("evaluateOptions", "commandLineOptions"):
+        options = config.get(block)
+        repeat = options.get("repeat") if isinstance(options, dict) else None
+        if isinstance(repeat, int) and not isinstance(repeat, bool) and 1 < repeat <= 1000:
+            return repeat
+    return None
+
+
+def import_promptfoo(config_path: Path, out: Path) -> Outcome:
+    """Read a promptfoo config, write the casegate suite into `out`; PromptfooError or
+    ConfigError (a file that exists) before anything is written."""
+    folder = Folder(config_path)
+    if not config_path.is_file():
+        raise PromptfooError(f"{config_path}: no such promptfoo config file")
+    document = parse_document(folder.text(config_path), config_path)
+    if not isinstance(document, dict):
+        raise problem_at(
+            config_path, 1, "a promptfoo config is a mapping (prompts, providers, tests)"
+        )
+    prompts = read_prompts(document, folder)
+    providers = read_providers(document, folder)
+    variants = _variants(providers, prompts)
+    suite = _suite_name(document, config_path)
+    default = resolve_ref(document.get("defaultTest") or {}, document, config_path)
+    if isinstance(default, str):
+        default = folder.document(default, line_at(document, "defaultTest"), "defaultTest")
+    check_shape(default, config_path, "defaultTest")
+
+    stubs = Stubs()
+    judges: list[Any] = []
+    reports: list[Report] = []
+    drafts: list[Draft] = []
+    taken: set[str] = set()
+    templates = [variant.prompt.message for variant in variants]
+    for number, (test, path, root) in enumerate(_load_tests(document, folder), start=1):
+        test = resolve_ref(test, root, path)
+        check_shape(test, path, f"test {number}")
+        where = _where(path, folder, line_at(test))
+        title = str(test.get("description") or f"test {number}")
+        report = Report(number, printable(title), where)
+        reports.append(report)
+        base = slug_of(test["description"], 120) if isinstance(test.get("description"), str) else ""
+        base = base or f"test-{number}"
+        context = Context(
+            folder,
+            f"test {number}" + (f" ({printable(title)})" if test.get("description") else ""),
+            base,
+            stubs,
+            judges,
+        )
+        merged = merge_default(test, default)
+        new = draft_cases(
+            merged, report, context, path, root, f"promptfoo {config_path.name}, test {number}"
+        )
+        for index, draft in enumerate(new, start=1):
+            draft.id = _unique_id(base if len(new) == 1 else f"{base}-{index}", taken)
+            _fill_missing(draft, templates)
+            problem = _validated(draft, templates)
+            if problem:
+                report.skipped.append(f"case `{draft.id}` not written: {problem}")
+                continue
+            report.cases.append(draft.id)
+            report.notes.extend(draft.notes)
+            drafts.append(draft)
+    if not drafts:
+        reasons = "; ".join(dict.fromkeys(s for r in reports for s in r.skipped)) or "it has none"
+        raise problem_at(
+            config_path, line_at(document, "tests"), f"no test became a case ({reasons[:300]})"
+        )
+
+    suite_needs, suite_notes = _config_problems(document)
+    uses_judge = any("judge" in draft.expect for draft in drafts)
+    pin = _judge_pin(judges, suite_notes) if uses_judge else None
+    files = suite_files(suite, variants, drafts, stubs.stubs, pin, _repeat(document), config_path)
+    files["MIGRATION.md"] = migration_notes(
+        config_path,
+        suite,
+        variants,
+        reports,
+        stubs.stubs,
+        pin,
+        suite_needs,
+        suite_notes,
+        default,
+        sorted(files),
+    )
+    written = write_all(out, files)
+    return Outcome(
+        out,
+        written,
+        tests=len(reports),
+        tests_mapped=sum(r.mechanical for r in reports),
+        cases=len(drafts),
+        assertions=sum(r.assertions for r in reports),
+        assertions_mapped=sum(r.assertions_mapped for r in reports),
+    )

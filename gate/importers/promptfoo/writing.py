@@ -1,0 +1,325 @@
+"""What the import writes: configs, cases, stubs and MIGRATION.md."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gate.files import write_new_files
+from gate.importers.promptfoo.assertions import Stub
+from gate.importers.promptfoo.cases import Draft, Report
+from gate.importers.promptfoo.common import (
+    CHECKS_MODULE,
+    CONTAINS_LIST_PARSING,
+    SEMANTICS,
+    SYSTEMS_MODULE,
+)
+from gate.importers.promptfoo.js import inline_code, plain
+from gate.importers.promptfoo.prompts import Prompt
+from gate.importers.promptfoo.providers import Provider, system_problems
+from gate.importers.promptfoo.reading import YAML_TAG
+from gate.yamlfile import printable
+
+
+@dataclass
+class Variant:
+    provider: Provider
+    prompt: Prompt
+    config_name: str
+    prompt_file: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class SuiteDumper(yaml.SafeDumper):
+    """Multi-line text as `|` blocks, so prompts and rubrics stay readable in review."""
+
+
+def represent_text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar(YAML_TAG + "str", data, style="|" if "\n" in data else None)
+
+
+SuiteDumper.add_representer(str, represent_text)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(
+        plain(data), Dumper=SuiteDumper, sort_keys=False, allow_unicode=True, width=100
+    )
+
+
+def suite_files(
+    suite: str,
+    variants: Sequence[Variant],
+    drafts: Sequence[Draft],
+    stubs: Sequence[Stub],
+    pin: dict[str, Any] | None,
+    samples: int | None,
+    config_path: Path,
+) -> dict[str, str]:
+    files: dict[str, str] = {}
+    cases_file = f"cases/{suite}.yaml"
+    prompt_files: dict[str, str] = {}  # system prompt text → its file
+    for variant in variants:
+        system = variant.prompt.system
+        if system is not None and system not in prompt_files:
+            name = suite if not prompt_files else f"{suite}-{len(prompt_files) + 1}"
+            prompt_files[system] = f"prompts/{name}.md"
+        variant.prompt_file = prompt_files.get(system) if system is not None else None
+        files[variant.config_name] = _config_text(
+            suite, variant, cases_file, pin, samples, config_path
+        )
+    for text, name in prompt_files.items():
+        files[name] = text if text.endswith("\n") else text + "\n"
+    files[cases_file] = (
+        f"# Imported from promptfoo ({config_path.name}) by `casegate import promptfoo`, "
+        f"following {SEMANTICS}.\n# MIGRATION.md says, per test, what was mapped and what "
+        "needs a person.\n"
+        + dump_yaml([{"id": d.id, "input": d.input, "expect": d.expect, **d.extra} for d in drafts])
+    )
+    if stubs:
+        files[f"{CHECKS_MODULE}.py"] = _checks_module(stubs)
+    if any(not variant.provider.known for variant in variants):
+        files[f"{SYSTEMS_MODULE}.py"] = _SYSTEMS_MODULE_TEXT
+    return files
+
+
+def _config_text(
+    suite: str,
+    variant: Variant,
+    cases_file: str,
+    pin: dict[str, Any] | None,
+    samples: int | None,
+    config_path: Path,
+) -> str:
+    provider, prompt = variant.provider, variant.prompt
+    system: dict[str, Any] = {"name": provider.label, **provider.system}
+    if prompt.params and provider.known:
+        merged = {**system.get("params", {})}
+        for key, value in prompt.params.items():
+            if system_problems({**provider.system, "params": {key: plain(value)}}):
+                variant.notes.append(f"the prompt's config `{key}` not carried over")
+            else:
+                merged[key] = plain(value)
+        system["params"] = merged
+    elif prompt.params:
+        variant.notes.append("the prompt's config is not carried over to a stub system")
+    if not system.get("params"):
+        system.pop("params", None)
+    if variant.prompt_file:
+        system["prompt_file"] = variant.prompt_file
+    system["message"] = prompt.message.source
+    data: dict[str, Any] = {"suite": suite, "cases": cases_file, "system": system}
+    if samples:
+        data["samples"] = samples
+    data.update(
+        {
+            "mode": "replay",
+            "recordings": f"recordings/{suite}",
+            "baseline": f"baselines/{suite}.json",
+        }
+    )
+    header = (
+        f"# Imported from promptfoo ({config_path.name}) by `casegate import promptfoo`, "
+        f"following {SEMANTICS}.\n"
+        f"# Provider `{printable(provider.id)}`, prompt {printable(prompt.label)!r}. "
+        "MIGRATION.md lists what still needs a person.\n"
+    )
+    text = header + dump_yaml(data)
+    if pin is not None:
+        text += (
+            "# The judge for the cases that came from llm-rubric: pin the judge you trust (a "
+            "dated model id)\n# and calibrate it (casegate judge calibrate LABELS.jsonl) before "
+            "trusting those cases.\n" + dump_yaml({"judge": pin})
+        )
+    return text
+
+
+def _comment(text: str) -> list[str]:
+    return [f"    # {printable(line)}".rstrip() for line in text.splitlines() or [""]]
+
+
+def _checks_module(stubs: Sequence[Stub]) -> str:
+    lines = [
+        '"""Custom checks for the `javascript` and `python` assertions imported from promptfoo.',
+        "",
+        "casegate never runs promptfoo's code: each check below fails, saying so, until a",
+        "person ports it. A check receives the output text and the case, and returns a bool",
+        'or (bool, reason); see "Checks" in casegate\'s README.',
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any",
+    ]
+    for stub in stubs:
+        verdict = (
+            "passes when it returns a score ≥ threshold"
+            if stub.threshold is not None
+            else ("passes when it returns true, a score > 0 or {pass: true}")
+        )
+        if stub.inverse:
+            verdict += "; as `not-…`, the verdict is inverted"
+        if stub.transform is not None:
+            verdict += f"; `output` is the output after `transform: {stub.transform}`"
+        reason = (
+            f"not migrated: {stub.kind} assertion of promptfoo {stub.test}; port {stub.function}"
+        )
+        lines += [
+            "",
+            "",
+            f"def {stub.function}(output: str, case: Any) -> tuple[bool, str]:",
+            *_comment(f"promptfoo {stub.test}, `{stub.kind}` ({verdict}):"),
+            *_comment(stub.code),
+            f"    return (False, {reason!r})",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+_SYSTEMS_MODULE_TEXT = '''"""A stub system under test, for a promptfoo provider casegate lacks.
+
+Write `not_migrated`, or point `system.target` at your own callable: it receives the case
+input and the resolved system mapping (the promptfoo provider id and its config, secrets
+left out, are under `promptfoo_provider` and `promptfoo_config`) and returns the output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def not_migrated(case_input: dict[str, Any], system: dict[str, Any]) -> str:
+    raise NotImplementedError(
+        f"not migrated: promptfoo provider {system.get('promptfoo_provider')!r} has no casegate "
+        "adapter; write promptfoo_systems.not_migrated, or use provider openai or anthropic"
+    )
+'''
+
+
+def migration_notes(
+    config_path: Path,
+    suite: str,
+    variants: Sequence[Variant],
+    reports: Sequence[Report],
+    stubs: Sequence[Stub],
+    pin: dict[str, Any] | None,
+    suite_needs: Sequence[str],
+    suite_notes: Sequence[str],
+    default: Mapping[str, Any],
+    written: Sequence[str],
+) -> str:
+    assertions = sum(r.assertions for r in reports)
+    mapped = sum(r.assertions_mapped for r in reports)
+    tests_mapped = sum(r.mechanical for r in reports)
+    cases = sum(len(r.cases) for r in reports)
+    out = [
+        "# Migration from promptfoo",
+        "",
+        f"Imported from `{config_path.name}` by `casegate import promptfoo` on "
+        f"{dt.date.today().isoformat()}, following the semantics of **{SEMANTICS}** "
+        "(its documentation and assertion code).",
+        "",
+        CONTAINS_LIST_PARSING,
+        "",
+        f"**{mapped} of {assertions} assertions and {tests_mapped} of {len(reports)} tests "
+        f"were mapped mechanically**; {len(reports)} test(s) became {cases} case(s). A test "
+        "counts as mapped when every assertion and setting it has became casegate checks.",
+        "",
+        "## Written",
+        "",
+        *[f"- `{name}`" for name in written],
+        "",
+        "## The suite",
+        "",
+    ]
+    suite_lines = [f"- {line}" for line in _suite_lines(variants, default, pin, stubs)]
+    suite_lines += [f"- **needs a person**: {line}" for line in suite_needs]
+    suite_lines += [f"- {line}" for line in suite_notes]
+    out += [*suite_lines, "", "## Per test", ""]
+    for report in reports:
+        cases_text = ", ".join(f"`{c}`" for c in report.cases) or "no case"
+        out += [f"### {report.number}. {_md(report.title)} ({report.where}) → {cases_text}", ""]
+        out += [f"- mapped: {line}" for line in report.mapped]
+        out += [f"- **needs a person**: {printable(line)}" for line in report.needs]
+        out += [f"- **not written**: {printable(line)}" for line in report.skipped]
+        out += [f"- note: {printable(line)}" for line in dict.fromkeys(report.notes)]
+        if report.became:
+            out.append(f"- casegate checks (`expect`): {report.became}")
+        out.append("")
+    return "\n".join(out)
+
+
+def _suite_lines(
+    variants: Sequence[Variant],
+    default: Mapping[str, Any],
+    pin: dict[str, Any] | None,
+    stubs: Sequence[Stub],
+) -> Iterable[str]:
+    if len(variants) > 1:
+        yield (
+            f"promptfoo compares {len(variants)} provider/prompt pairs side by side; casegate "
+            "runs one system per config: `casegate.yml` holds the first, and each other one "
+            "has its own config over the same cases (`casegate run -c casegate.<name>.yml`; "
+            "compare two runs with `casegate compare`)"
+        )
+    told: set[int] = set()  # a provider's own problems are said once, at its first config
+    for variant in variants:
+        provider, prompt = variant.provider, variant.prompt
+        first = id(provider) not in told
+        told.add(id(provider))
+        yield (
+            f"`{variant.config_name}`: provider {inline_code(printable(provider.id))}"
+            + (f", system prompt `{variant.prompt_file}`" if variant.prompt_file else "")
+            + f", message from prompt {inline_code(printable(prompt.label))}"
+        )
+        needs = [*(provider.needs if first else []), *prompt.needs, *prompt.message.needs]
+        for line in needs:
+            yield f"**needs a person** (`{variant.config_name}`): {printable(line)}"
+        own = provider.notes if first else []
+        notes = [*own, *prompt.notes, *prompt.message.notes, *variant.notes]
+        for line in dict.fromkeys(notes):
+            yield f"`{variant.config_name}`: {printable(line)}"
+    if any("tools" in variant.provider.system for variant in variants):
+        yield (
+            "**needs a person**: the provider declares tools. When the model calls one, "
+            "promptfoo's output is the tool calls as JSON, while casegate's output text is the "
+            "message text and the calls are judged by `tool_called`, `tool_sequence` and "
+            "`tool_args`: review the text assertions of tests that expect a tool call"
+        )
+    if default.get("assert") or default.get("vars"):
+        yield (
+            "`defaultTest`: casegate has no suite defaults yet, so its vars and its "
+            f"{len(default.get('assert') or [])} assertion(s) were written into every case "
+            '(marked "from defaultTest" below)'
+        )
+    if pin is not None:
+        yield (
+            f"**needs a person**: the judge pin ({pin['provider']} {pin['model']}) in every "
+            "config is a starting point: pin the judge you trust and calibrate it "
+            "(`casegate judge calibrate`) before trusting the llm-rubric cases"
+        )
+    if stubs:
+        yield (
+            f"**needs a person**: `{CHECKS_MODULE}.py` holds {len(stubs)} stub check(s), one per "
+            "`javascript`/`python` assertion, each failing until ported"
+        )
+
+
+def _md(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", printable(text))
+
+
+def write_all(out: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write every file or none: an existing one is never replaced (ConfigError naming it)."""
+    return write_new_files(
+        {out / name: text for name, text in files.items()},
+        refusal=[
+            "{path}: already exists; casegate import writes nothing over it",
+            "import into an empty folder (--out DIR), or move those files aside",
+        ],
+    )
