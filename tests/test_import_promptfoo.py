@@ -272,22 +272,20 @@ def test_grading_suite_maps_json_words_and_judge_and_stubs_the_code(
 
     migration = (out / "MIGRATION.md").read_text()
     for needed in (
-        "casegate's check for `latency` is planned",
-        "casegate's check for `cost` is planned",
         "casegate's check for `levenshtein` is planned",
         "casegate's check for `similar` is planned",
         "casegate's check for `moderation` is planned",
-        "casegate's check for `is-valid-openai-tools-call` is planned",
-        "casegate's check for JSON inside prose is not built yet",
+        "the provider declares no `tools` in its config, so there is no schema",
         "`threshold: 0.5`: promptfoo passes the test when the weighted score",
         "`assert-set` with `threshold: 0.5`",
         "promptfoo judges the output after `transform: JSON.parse(output).severity`",
         "the judge is pinned to promptfoo's grader `openai:chat:gpt-4.1-mini-2025-04-14`",
     ):
         assert needed in migration, needed
-    assert 'original: `{"type": "latency", "threshold": 2000}`' in migration
+    assert 'original: `{"type": "similar", "value": "a slow site"}`' in migration
+    assert "`latency` below 2000 milliseconds → `max_latency_ms`" in migration
     assert "with `weight: 0` promptfoo never fails a test on it" in migration
-    assert "**12 of 24 assertions and 3 of 8 tests were mapped mechanically**" in migration
+    assert "**14 of 24 assertions and 3 of 8 tests were mapped mechanically**" in migration
 
 
 # --- a provider without an adapter, prompts from files, code that never runs ------------
@@ -491,6 +489,60 @@ tests:
     assert "no assertion became a check" in migration
     assert (outcome.tests, outcome.tests_mapped) == (2, 1)
     assert (outcome.assertions, outcome.assertions_mapped) == (7, 4)
+
+
+def test_json_in_prose_budgets_finish_reason_and_tool_calls_map_to_checks(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "pf",
+        """
+prompts: ['{{q}}']
+providers:
+  - id: openai:gpt-4.1-mini
+    config:
+      tools:
+        - type: function
+          function: {name: lookup, parameters: {type: object, properties: {id: {type: string}}}}
+tests:
+  - vars: {q: a}
+    assert:
+      - {type: starts-with, value: 'Dear'}
+      - {type: starts-with, value: 'Dear customer'}
+      - {type: contains-json, value: {type: object, required: [severity]}}
+      - {type: latency, threshold: 2000}
+      - {type: latency, threshold: 1500}
+      - {type: cost, threshold: 0.002}
+      - {type: finish-reason, value: stop}
+      - {type: is-valid-openai-tools-call}
+  - vars: {q: b}
+    assert:
+      - {type: icontains, value: 'hello'}
+      - {type: starts-with, value: 'Hi'}
+      - {type: is-json}
+      - {type: contains-json}
+      - {type: latency}
+""",
+    )
+    _, cases, migration = run_import(config, tmp_path / "out")
+    assert cases["test-1"]["expect"] == {
+        "regex": r"^Dear\ customer",
+        "starts_with": "Dear",
+        "json_schema": {"type": "object", "required": ["severity"]},
+        "extract_json": True,
+        "max_latency_ms": 1500,
+        "max_cost_usd": 0.002,
+        "finish_reason": "stop",
+        "tool_args_valid": True,
+    }
+    # `normalize: [lower]` would make a starts_with case-insensitive: it stays a pattern.
+    assert cases["test-2"]["expect"] == {
+        "normalize": ["lower"],
+        "contains": "hello",
+        "regex": "^Hi",
+        "json": True,
+    }
+    assert "casegate reads the first JSON object or array (in a ``` fence first)" in migration
+    assert "the test has both `is-json` and `contains-json`" in migration
+    assert "`latency` needs a `threshold` in milliseconds (a number ≥ 0)" in migration
 
 
 def test_a_var_the_template_reads_but_the_test_lacks_renders_as_nothing(tmp_path: Path) -> None:
@@ -797,6 +849,10 @@ kinds = st.sampled_from(
         "llm-rubric",
         "javascript",
         "latency",
+        "cost",
+        "contains-json",
+        "finish-reason",
+        "is-valid-openai-tools-call",
     ]
 )
 assertion_values = st.one_of(

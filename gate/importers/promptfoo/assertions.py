@@ -46,6 +46,13 @@ class Expect:
     max_words: int | None = None
     rubrics: list[str] = field(default_factory=list)
     custom: list[str] = field(default_factory=list)
+    starts: list[str] = field(default_factory=list)
+    #: `contains-json` (JSON inside prose) rather than `is-json` (the whole output)
+    extract_json: bool = False
+    #: the figures' budgets (`latency`, `cost`): the tightest of several wins
+    budgets: dict[str, float] = field(default_factory=dict)
+    finish_reasons: list[str] = field(default_factory=list)
+    tool_args_valid: bool = False
 
     def build(self) -> tuple[dict[str, Any], list[str]]:
         expect: dict[str, Any] = {}
@@ -85,6 +92,10 @@ class Expect:
         for key in ("contains", "not_contains"):
             if key in expect and len(expect[key]) == 1:
                 expect[key] = expect[key][0]
+        starts = list(self.starts)
+        if starts and not lowered:  # `normalize: [lower]` would make it case-insensitive
+            expect["starts_with"] = starts.pop(0)
+        patterns.extend("^" + re.escape(start) for start in starts)
         if patterns:
             expect["regex"] = patterns[0] if len(patterns) == 1 else _all_of(patterns)
         if forbidden:
@@ -109,6 +120,14 @@ class Expect:
             expect["judge"] = {"rubric": rubric}
         if self.custom:
             expect["check"] = self.custom[0] if len(self.custom) == 1 else list(self.custom)
+        if self.extract_json:
+            expect["extract_json"] = True
+        expect.update(self.budgets)
+        if self.finish_reasons:
+            reasons = self.finish_reasons
+            expect["finish_reason"] = reasons[0] if len(reasons) == 1 else reasons
+        if self.tool_args_valid:
+            expect["tool_args_valid"] = True
         return expect, notes
 
 
@@ -182,6 +201,8 @@ class Context:
     variables: Mapping[str, Any] = field(default_factory=dict)
     transform: str | None = None
     inherited: bool = False  # the assertion being mapped came from defaultTest
+    #: every imported system declares `tools` (what `tool_args_valid` judges against)
+    declares_tools: bool = False
 
 
 _TEXT_KINDS = {
@@ -282,12 +303,33 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
     if base == "starts-with":
         if not isinstance(value, str) or not value:
             raise NeedsPerson("`starts-with` takes a non-empty string")
-        (expect.forbidden if inverse else expect.patterns).append("^" + re.escape(value))
+        if inverse:
+            expect.forbidden.append("^" + re.escape(value))
+        else:
+            expect.starts.append(value)
         return _described(kind, value, notes)
     if base == "regex":
         return _map_regex(kind, value, inverse, expect)
-    if base == "is-json" and not inverse:
-        return _map_json(value, expect)
+    if base in ("is-json", "contains-json") and not inverse:
+        return _map_json(base, value, expect)
+    if base in _BUDGETS and not inverse:
+        return _map_budget(base, assertion.get("threshold"), expect)
+    if base == "finish-reason" and not inverse:
+        if not isinstance(value, str) or not value:
+            raise NeedsPerson("`finish-reason` takes a reason such as `stop` or `length`")
+        expect.finish_reasons.append(value)
+        return f"`finish-reason` {shown_value(value, 60)} → `finish_reason`"
+    if base == "is-valid-openai-tools-call" and not inverse:
+        if not context.declares_tools:
+            raise NeedsPerson(
+                "the provider declares no `tools` in its config, so there is no schema to "
+                "judge the calls against; add the tools to the system, then `tool_args_valid: true`"
+            )
+        expect.tool_args_valid = True
+        return (
+            "`is-valid-openai-tools-call` → `tool_args_valid: true` (every call's arguments "
+            "against the `parameters` the system's `tools` declare)"
+        )
     if base == "word-count" and not inverse:
         return _map_words(value, expect)
     if base == "llm-rubric" and not inverse:
@@ -307,8 +349,6 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
             f"`assert-set` with `threshold: {js_string(assertion.get('threshold'))}` passes when "
             "that share of its assertions passes; casegate's checks all must pass"
         )
-    if base == "contains-json":
-        raise NeedsPerson("casegate's check for JSON inside prose is not built yet")
     if base in PLANNED:
         raise NeedsPerson(f"casegate's check for `{base}` is planned, not built yet")
     raise NeedsPerson(f"casegate has no check for `{kind}`")
@@ -338,10 +378,26 @@ def _map_regex(kind: str, value: Any, inverse: bool, expect: Expect) -> str:
     return _described(kind, value, [])
 
 
-def _map_json(value: Any, expect: Expect) -> str:
+def _map_json(kind: str, value: Any, expect: Expect) -> str:
+    """`is-json` reads the whole output; `contains-json` the JSON inside it (`extract_json`).
+    casegate reads one way per case, so a case cannot have both."""
+    extract = kind == "contains-json"
+    if (expect.json or expect.schemas) and expect.extract_json != extract:
+        raise NeedsPerson(
+            "the test has both `is-json` and `contains-json`; casegate's JSON checks read "
+            "either the whole output or the JSON inside it, one way per case"
+        )
+    expect.extract_json = extract
+    note = (
+        "; casegate reads the first JSON object or array (in a ``` fence first), where "
+        "promptfoo passes when any JSON in the output does"
+        if extract
+        else ""
+    )
     if value in (None, ""):
         expect.json = True
-        return "`is-json` → `json: true`"
+        added = "`json: true`, `extract_json: true`" if extract else "`json: true`"
+        return f"`{kind}` → {added}{note}"
     schema = value
     if isinstance(value, str):
         try:
@@ -349,14 +405,37 @@ def _map_json(value: Any, expect: Expect) -> str:
         except (yaml.YAMLError, YamlSyntaxError, ValueError, RecursionError) as exc:
             raise NeedsPerson(f"its JSON schema does not parse ({exc})") from None
     if not isinstance(schema, dict):
-        raise NeedsPerson("`is-json` with a schema that is not a mapping")
+        raise NeedsPerson(f"`{kind}` with a schema that is not a mapping")
     schema = plain(schema)
     try:
         checks.REGISTRY["json_schema"]("json_schema", schema, checks.Modifiers())
     except checks.CheckSpecError as exc:
         raise NeedsPerson(str(exc)) from None
     expect.schemas.append(schema)
-    return f"`is-json` with a schema → `json_schema` {shown_value(schema, 120)}"
+    return f"`{kind}` with a schema → `json_schema` {shown_value(schema, 120)}{note}"
+
+
+#: promptfoo's budget assertions: their casegate check and what the threshold counts
+_BUDGETS = {
+    "latency": ("max_latency_ms", "milliseconds", "latency"),
+    "cost": ("max_cost_usd", "dollars", "cost"),
+}
+
+
+def _map_budget(kind: str, threshold: Any, expect: Expect) -> str:
+    key, unit, figure = _BUDGETS[kind]
+    if (
+        not isinstance(threshold, int | float)
+        or isinstance(threshold, bool)
+        or not math.isfinite(threshold)
+        or threshold < 0
+    ):
+        raise NeedsPerson(f"`{kind}` needs a `threshold` in {unit} (a number ≥ 0)")
+    expect.budgets[key] = min(threshold, expect.budgets.get(key, threshold))
+    return (
+        f"`{kind}` below {js_string(threshold)} {unit} → `{key}`; in replay casegate judges "
+        f"the {figure} recorded with the answer"
+    )
 
 
 def _whole(value: Any) -> bool:

@@ -276,6 +276,7 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
             base,
             stubs,
             judges,
+            declares_tools=all(variant.provider.system.get("tools") for variant in variants),
         )
         merged = merge_default(test, default)
         new = draft_cases(
