@@ -9,6 +9,12 @@ steered by phrases in the system prompt, the way a prompt steers a model:
 - "goodwill discount"                 → offers discounts to unhappy customers (a bad idea)
 - "give a delivery date"              → promises arrival dates (a worse idea)
 - "Chargebacks are high severity"     → triage rates chargebacks correctly
+- "order ids exactly as written"       → passes `A1234` to lookup_order (else the digits only)
+
+It also calls a `lookup_order` tool for order-status questions, writes a handoff note as
+prose around a fenced JSON block, and honours `params.max_tokens` by cutting the answer
+and reporting finish reason `length`, as a model does. `embed` is a stand-in embedder:
+hashed bag-of-words vectors, so similar wording scores close, but it knows no meaning.
 
 Tokens are estimated from word counts; the `model` names are labels of this
 stand-in, not real models.
@@ -16,6 +22,7 @@ stand-in, not real models.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -84,6 +91,7 @@ def _flags(prompt: str) -> dict[str, bool]:
         "discounts": "goodwill discount" in lowered,
         "dates": "give a delivery date" in lowered,
         "chargeback_high": "chargebacks are high severity" in lowered,
+        "exact_ids": "order ids exactly as written" in lowered,
     }
 
 
@@ -95,6 +103,7 @@ def _intent(question: str) -> str:
     q = question.lower()
     rules = [
         ("injection", r"ignore (all|your|previous)|system prompt|you are now|developer mode"),
+        ("order_status", r"\border [a-z]?\d{3,}"),
         ("legal", r"lawyer|sue|legal action|court"),
         ("injury", r"injur|hurt|burn|rash|allerg"),
         ("privacy", r"delete my (data|account)|gdpr|personal data"),
@@ -217,13 +226,45 @@ def _kb_answer(question: str, documents: list[dict[str, Any]]) -> str:
     return f"{sentence} [{best.get('id')}]."
 
 
+def _order_lookup(question: str, flags: dict[str, bool]) -> dict[str, Any]:
+    match = re.search(r"\border ([A-Za-z]?)(\d{3,})", question)
+    letter, digits = (match.group(1), match.group(2)) if match else ("", "0")
+    order_id: Any = f"{letter.upper()}{digits}" if flags["exact_ids"] else int(digits)
+    return {"name": "lookup_order", "arguments": {"order_id": order_id}}
+
+
+def _handoff(question: str, flags: dict[str, bool]) -> str:
+    intent = _intent(question)
+    note = {
+        "intent": intent,
+        "needs_human": intent in ("legal", "injury", "privacy", "complaint"),
+        "summary": " ".join(question.split()[:12]),
+    }
+    body = json.dumps(note, indent=2)
+    if flags["concise"]:  # the short prompt drops the fence: the JSON sits in the prose
+        return f"Handoff: {json.dumps(note)}"
+    return f"Here is the handoff note for the next agent:\n\n```json\n{body}\n```\n"
+
+
+def _cut(text: str, max_tokens: Any) -> tuple[str, str]:
+    """The answer as a model with this output limit gives it, and why it stopped."""
+    if not isinstance(max_tokens, int) or _tokens(text) <= max_tokens:
+        return text, "stop"
+    words = text.split()
+    kept = max(1, int(max_tokens / 1.3))
+    return " ".join(words[:kept]), "length"
+
+
 def answer(case_input: dict[str, Any], system: dict[str, Any]) -> dict[str, Any]:
     """The python-provider entry point: (input, system) → text plus usage."""
     prompt = str(system.get("prompt", ""))
     flags = _flags(prompt)
     question = str(case_input.get("question", ""))
+    tool_calls: list[dict[str, Any]] = []
     if case_input.get("task") == "triage":
         text = _triage(question, flags)
+    elif case_input.get("task") == "handoff":
+        text = _handoff(question, flags)
     elif case_input.get("documents"):
         text = _kb_answer(question, list(case_input["documents"]))
     elif not question.strip():
@@ -233,12 +274,34 @@ def answer(case_input: dict[str, Any], system: dict[str, Any]) -> dict[str, Any]
             "Thanks for the detail. To make sure I help with the right thing: is this about "
             "a return, a delivery or your account?"
         )
+    elif _intent(question) == "order_status":
+        text = "Let me look that order up for you."
+        tool_calls.append(_order_lookup(question, flags))
     else:
         text = _reply(_intent(question), question, dict(case_input.get("customer") or {}), flags)
+    text, stop_reason = _cut(text, dict(system.get("params") or {}).get("max_tokens"))
     return {
         "text": text,
         "input_tokens": _tokens(prompt) + _tokens(json.dumps(case_input)),
         "output_tokens": _tokens(text),
         "model": system.get("model"),
+        "stop_reason": stop_reason,
+        "tool_calls": tool_calls,
         "raw": {"generator": "scripted stand-in (examples/support_bot.py), not a language model"},
     }
+
+
+#: dimensions of the stand-in embedder's vectors
+EMBEDDING_SIZE = 64
+
+
+def embed(texts: list[str]) -> list[list[float]]:
+    """A stand-in embedder, NOT a model: each word adds to a slot chosen by its hash."""
+    vectors = []
+    for text in texts:
+        vector = [0.0] * EMBEDDING_SIZE
+        for word in re.findall(r"[a-z0-9]+", text.lower()):
+            digest = hashlib.sha256(word.encode()).digest()
+            vector[digest[0] % EMBEDDING_SIZE] += 1.0 if digest[1] % 2 else -1.0
+        vectors.append(vector)
+    return vectors

@@ -15,7 +15,16 @@ from gate.outputs import Output
 from gate.systems import Provider
 from gate.usercode import load_callable
 
-_OUTPUT_KEYS = {"text", "input_tokens", "output_tokens", "cost_usd", "raw", "model", "tool_calls"}
+_OUTPUT_KEYS = {
+    "text",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "raw",
+    "model",
+    "tool_calls",
+    "stop_reason",
+}
 
 
 def output_from_value(value: Any, what: str) -> Output:
