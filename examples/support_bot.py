@@ -22,7 +22,6 @@ stand-in, not real models.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any
@@ -280,6 +279,8 @@ def answer(case_input: dict[str, Any], system: dict[str, Any]) -> dict[str, Any]
     else:
         text = _reply(_intent(question), question, dict(case_input.get("customer") or {}), flags)
     text, stop_reason = _cut(text, dict(system.get("params") or {}).get("max_tokens"))
+    if tool_calls:
+        stop_reason = "tool_calls"  # the turn ends so the caller can run the tool
     return {
         "text": text,
         "input_tokens": _tokens(prompt) + _tokens(json.dumps(case_input)),
@@ -289,19 +290,3 @@ def answer(case_input: dict[str, Any], system: dict[str, Any]) -> dict[str, Any]
         "tool_calls": tool_calls,
         "raw": {"generator": "scripted stand-in (examples/support_bot.py), not a language model"},
     }
-
-
-#: dimensions of the stand-in embedder's vectors
-EMBEDDING_SIZE = 64
-
-
-def embed(texts: list[str]) -> list[list[float]]:
-    """A stand-in embedder, NOT a model: each word adds to a slot chosen by its hash."""
-    vectors = []
-    for text in texts:
-        vector = [0.0] * EMBEDDING_SIZE
-        for word in re.findall(r"[a-z0-9]+", text.lower()):
-            digest = hashlib.sha256(word.encode()).digest()
-            vector[digest[0] % EMBEDDING_SIZE] += 1.0 if digest[1] % 2 else -1.0
-        vectors.append(vector)
-    return vectors

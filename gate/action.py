@@ -2,11 +2,12 @@
 
 It reads the Actions runtime contract (INPUT_* with hyphens kept, GITHUB_*),
 runs `check` (or `baseline` after a merge, or `comment` to post a fork's report
-from its artifact: gate.forkcomment), writes the markdown report to the
-step summary, sets the step's outputs, annotates the case files of regressed
-and errored cases, keeps one sticky comment per suite on the pull request, and
-exits per `fail-on`. A comment that cannot be written is a warning: it never
-turns a block into a pass or a pass into a failure.
+from its artifact: gate.forkcomment, or `drift` on a schedule: gate.driftissue),
+writes the markdown report to the step summary, sets the step's outputs,
+annotates the case files of regressed and errored cases, keeps one sticky
+comment per suite on the pull request, and exits per `fail-on`. A comment that
+cannot be written is a warning: it never turns a block into a pass or a pass
+into a failure.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class Inputs:
     working_directory: str
     comment_author: str = DEFAULT_COMMENT_AUTHOR
     report_dir: str = ""
+    #: with `command: drift`: re-record the cases that drifted
+    refresh: bool = False
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -99,9 +102,9 @@ def _boolean(name: str, value: str) -> bool:
 
 def read_inputs(environ: Mapping[str, str]) -> Inputs:
     command_name = read_input(environ, "command", "check")
-    if command_name not in ("check", "baseline", "comment"):
+    if command_name not in ("check", "baseline", "comment", "drift"):
         raise ConfigError(
-            f"input `command` must be check, baseline or comment, not {command_name!r}"
+            f"input `command` must be check, baseline, comment or drift, not {command_name!r}"
         )
     fail_on = read_input(environ, "fail-on", "block")
     if fail_on not in ("block", "never"):
@@ -126,6 +129,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         working_directory=read_input(environ, "working-directory", "."),
         comment_author=read_input(environ, "comment-author", DEFAULT_COMMENT_AUTHOR),
         report_dir=read_input(environ, "report-dir"),
+        refresh=_boolean("refresh", read_input(environ, "refresh", "false")),
     )
 
 
@@ -335,6 +339,10 @@ def run(environ: dict[str, str]) -> int:
     mode = inputs.mode or loaded.config.mode
     if inputs.command == "baseline":
         return run_baseline(loaded, cases, mode, environ)
+    if inputs.command == "drift":  # the suite live against its recordings, and its issue
+        from gate.driftissue import run_drift
+
+        return run_drift(inputs, environ, workspace, cwd, loaded.config.suite)
     return run_check(inputs, loaded, cases, mode, environ, event_name, event, cwd, workspace)
 
 
@@ -357,6 +365,8 @@ PULL_REQUEST_TARGET = (
 
 def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str]) -> int:
     from gate.cli import refuse_errored_baseline, warn_failing_critical
+    from gate.holdout import scoring as holdout
+    from gate.results import write_results
     from gate.supervise import run_supervised
     from gate.terminal import run_summary
 
@@ -364,6 +374,8 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
     if path is None:
         raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
     scratch = Path(tempfile.mkdtemp(prefix="casegate-", dir=environ.get("RUNNER_TEMP")))
+    # The held-out slice is scored in this process, never in the child (it has no key).
+    held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
     child = run_supervised(
         loaded.path,
         loaded.overrides,
@@ -373,6 +385,7 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         show_progress=False,
         capture=True,
         reap=True,
+        withhold=holdout.key_variables(loaded),
     )
     _print_untrusted(child.output)
     results = child.results
@@ -381,8 +394,14 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
     refuse_errored_baseline(results, allow_errors=False)
     warn_failing_critical(results)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if held_out is not None:
+        previous = holdout.configured_baseline(loaded)
+        results.holdout = holdout.score(held_out, loaded, mode, baseline=previous)
+        write_results(results, scratch / "baseline.json")
     shutil.copyfile(scratch / "baseline.json", path)
     _print_untrusted(run_summary(results))  # names and reasons come from the repository
+    if results.holdout is not None:
+        _print_untrusted(holdout.summary_line(results.holdout))
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
     shown = workspace_path(str(path), Path.cwd(), workspace)
     write_outputs(
@@ -437,11 +456,19 @@ def run_check(
         ruling=ruling,
         capture=True,
         reap=True,
+        environ=environ,
     )
     _print_untrusted(outcome.output)
     if outcome.comparison is None or outcome.verdict is None:
         return EXIT_INTERRUPTED
     _print_untrusted(report.text_report(outcome.comparison, outcome.verdict))
+    for warning in outcome.comparison.warnings:  # escaped: a command of its own, never more
+        _emit(command("warning", f"stale baseline: {warning}", title="casegate"))
+    for warning in outcome.comparison.recording_warnings:
+        _emit(command("warning", f"old recordings: {warning}", title="casegate"))
+    fitted = outcome.comparison.holdout and outcome.comparison.holdout.fitted_warning()
+    if fitted:  # counts only, like everything said about the held-out slice
+        _emit(command("warning", fitted, title="casegate: held-out slice"))
     _append(environ.get("GITHUB_STEP_SUMMARY"), fit_summary(outcome.markdown) + "\n")
     if inputs.report_dir:  # for casegate-comment.yml, through an artifact
         write_report_dir(
@@ -491,6 +518,7 @@ PIPED = (
     "GITHUB_ENV",
     "GITHUB_PATH",
     "GITHUB_STATE",
+    "CASEGATE_HOLDOUT_KEY",  # the held-out slice's key (gate.holdout), under its default name
 )
 
 

@@ -19,12 +19,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from gate import checks
+from gate.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
 from gate.errors import CaseFileError, located
 from gate.files import parse_json
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
 
-#: More samples of one case than this is a typo, not a plan (each is a call, or a recording).
-MAX_SAMPLES = 1000
 #: Ids name recording files (id + ".json"), so they stay well inside a file name's 255 bytes.
 MAX_ID_LENGTH = 200
 CaseId = Annotated[
@@ -54,6 +53,7 @@ class Case(BaseModel):
     _source: str = PrivateAttr(default="")
     _line: int = PrivateAttr(default=0)
     _judges: list[tuple[str, checks.Judge]] = PrivateAttr(default_factory=list)
+    _from_defaults: frozenset[str] = PrivateAttr(default=frozenset())
 
     @property
     def is_critical(self) -> bool:
@@ -71,8 +71,13 @@ class Case(BaseModel):
     def judges(self) -> list[tuple[str, checks.Judge]]:
         return self._judges
 
+    @property
+    def from_defaults(self) -> frozenset[str]:
+        """The `expect` keys the suite's `defaults:` gave this case (not its own)."""
+        return self._from_defaults
+
     def expect_hash(self) -> str:
-        """Fingerprint of what the case demands; a change is a ruler change."""
+        """Fingerprint of what the case demands, defaults merged; a change is a ruler change."""
         blob = json.dumps(self.expect, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -146,7 +151,12 @@ def _shown_id(case_id: object) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _check_problem(path: Path, raw: LineDict | dict[str, Any], exc: checks.CheckSpecError) -> str:
+def _check_problem(
+    path: Path,
+    raw: LineDict | dict[str, Any],
+    exc: checks.CheckSpecError,
+    from_defaults: frozenset[str] = frozenset(),
+) -> str:
     expect = raw.get("expect")
     message = str(exc)
     key = None
@@ -160,12 +170,20 @@ def _check_problem(path: Path, raw: LineDict | dict[str, Any], exc: checks.Check
         )
     else:
         key = next((k for k in (expect or {}) if message.startswith(k)), None)
+    if key in from_defaults:
+        message += " (a check from `defaults.expect`: set the key in this case to override it)"
     line = line_of(expect, key) if key else line_of(expect)
     return located(path, line or line_of(raw), f"case {_shown_id(raw.get('id'))}: {message}")
 
 
-def load_cases(files: Sequence[Path], display_root: Path | None = None) -> list[Case]:
-    """Load and validate every case; raises CaseFileError listing every problem."""
+def load_cases(
+    files: Sequence[Path],
+    display_root: Path | None = None,
+    defaults: SuiteDefaults | None = None,
+) -> list[Case]:
+    """Load and validate every case, the suite's `defaults` merged under each;
+    raises CaseFileError listing every problem."""
+    defaults = defaults or SuiteDefaults()
     problems: list[str] = []
     cases: list[Case] = []
     first_seen: dict[str, str] = {}
@@ -184,16 +202,28 @@ def load_cases(files: Sequence[Path], display_root: Path | None = None) -> list[
             if not isinstance(raw, dict):
                 problems.append(located(shown, line, "a case must be a mapping"))
                 continue
+            merged = merge(raw, defaults)
+            if merged.stray_nulls:
+                problems.extend(
+                    located(
+                        shown,
+                        line_of(raw.get("expect"), key) or line,
+                        f"case {_shown_id(raw.get('id'))}: {stray_null_message(key, defaults)}",
+                    )
+                    for key in merged.stray_nulls
+                )
+                continue
             try:
-                case = Case.model_validate(raw)
+                case = Case.model_validate(merged.record)
             except ValidationError as exc:
                 problems.append(_validation_problem(shown, line, raw, exc))
                 continue
             try:
                 case._judges = checks.build(case.expect)
             except checks.CheckSpecError as exc:
-                problems.append(_check_problem(shown, raw, exc))
+                problems.append(_check_problem(shown, merged.record, exc, merged.from_defaults))
                 continue
+            case._from_defaults = merged.from_defaults
             case._source, case._line = str(shown), line or 1
             where = located(shown, line, "")[:-2]
             if case.id in first_seen:

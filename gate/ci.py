@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import report
+from gate import pairwise, report
 from gate.calibration import judge_lines, read_calibration
 from gate.cases import Case
 from gate.compare import Comparison, compare
@@ -16,11 +16,14 @@ from gate.config import LoadedConfig, Mode
 from gate.confirm import confirm
 from gate.errors import ConfigError
 from gate.files import write_text
+from gate.holdout import scoring as holdout
+from gate.holdout.verdicts import compare_runs
 from gate.recheck import recheck, snapshot
-from gate.results import RunResults, read_results
+from gate.results import RunResults, read_results, write_results
 from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
 from gate.select import Selection, require_same_selection
+from gate.staleness import baseline_warnings, overridden_keys
 from gate.supervise import run_supervised
 
 
@@ -49,6 +52,15 @@ def with_judge_lines(verdict: Verdict, candidate: RunResults, root: Path) -> Ver
     )
 
 
+def stale_baseline(baseline: RunResults, loaded: LoadedConfig, ruling: Ruling | None) -> list[str]:
+    """Why the baseline may be stale; judged against the base commit's config when the ruler
+    comes from one (the pull request's own config differs from the baseline's by design)."""
+    if ruling is not None and ruling.base_config is not None:
+        return baseline_warnings(baseline, ruling.base_config, against="the base commit's config")
+    ignore = overridden_keys(loaded.overrides)  # this run's own experiment, on purpose
+    return baseline_warnings(baseline, loaded, ignore=ignore)
+
+
 def baseline_for(loaded: LoadedConfig, explicit: Path | None) -> Path:
     path = explicit or loaded.baseline_path
     if path is None:
@@ -74,6 +86,7 @@ def check(
     capture: bool = False,
     selection: Selection | None = None,
     reap: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> CheckOutcome:
     """Run the candidate in a supervised child, then compare, gate and report here.
 
@@ -85,6 +98,11 @@ def check(
     rule = ruling.rule if ruling is not None else loaded.config.gate
     baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
     recorded = snapshot(loaded, cases, mode)  # before any of the suite's code runs
+    verdicts = pairwise.snapshot(loaded, cases, ruling, mode)
+    # The held-out slice is decrypted and scored here, never in the child (which has no key).
+    held_out = holdout.prepare(
+        loaded, mode=mode, ruling=ruling, environ=environ, selection=selection, gate_process=True
+    )
     child = run_supervised(
         loaded.path,
         loaded.overrides,
@@ -96,6 +114,7 @@ def check(
         capture=capture,
         selection=selection,
         reap=reap,
+        withhold=holdout.key_variables(loaded, ruling),
     )
     candidate = child.results
     if candidate.interrupted:
@@ -104,8 +123,18 @@ def check(
     require_same_selection(baseline.selection, candidate.selection)
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
+    if held_out is not None:
+        candidate.holdout = holdout.score(held_out, loaded, mode, baseline=baseline)
+        write_results(candidate, out)  # the gate's own account, with the slice's aggregates
     comparison = compare(baseline, candidate, rule)
+    if held_out is not None and held_out.key is not None:
+        comparison.holdout = compare_runs(baseline, candidate, held_out.key)
     comparison.ruler = ruling.review if ruling is not None else None
+    comparison.warnings = stale_baseline(baseline, loaded, ruling)
+    # Judged here, never by the supervised run: the pairs are part of the verdict.
+    comparison.pairwise = pairwise.for_check(
+        loaded, cases, ruling, baseline, candidate, mode, verdicts
+    )
     notes = list(notes)
     if mode == "live":
         notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)

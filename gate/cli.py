@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, housekeeping, importers, show, starter
+from gate import __version__, drift, housekeeping, importers, show, starter
 from gate.errors import CasegateError
+from gate.holdout import parser as holdout_parser
 from gate.secrets import redact
 
 Handler = Callable[[argparse.Namespace], int]
@@ -93,7 +94,7 @@ def load_project(
         raise ConfigError([f"{config}: {p}" for p in problems])
     # `cases: .` would take the config for a case file: it never is one.
     files = [file for file in files if file.resolve() != config.resolve()]
-    cases = load_cases(files, display_root=Path.cwd())
+    cases = load_cases(files, display_root=Path.cwd(), defaults=loaded.config.defaults)
     return loaded, select(cases, selection or Selection())
 
 
@@ -101,12 +102,13 @@ def load(args: argparse.Namespace) -> tuple[Any, Any]:
     return load_project(args.config, getattr(args, "overrides", ()), selection_of(args))
 
 
-def _execute(args: argparse.Namespace) -> Any:
+def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
+    from gate import pairwise
     from gate.run import execute
 
     loaded, cases = load(args)
     mode = args.mode or loaded.config.mode
-    return execute(
+    results = execute(
         loaded,
         cases,
         mode,
@@ -114,6 +116,39 @@ def _execute(args: argparse.Namespace) -> Any:
         show_progress=not args.quiet,
         selection=selection_of(args).to_dict(),
     )
+    if mode == "record" and record_pairs:
+        # Pairwise verdicts are keyed on the baseline's outputs too: recorded against the
+        # configured baseline, so that `check` in replay finds them.
+        only_missing = getattr(args, "only_missing", False)
+        for line in pairwise.record_against_baseline(
+            loaded, cases, results, only_missing=only_missing
+        ):
+            print(f"casegate: {line}", file=sys.stderr)
+    _score_holdout(args, loaded, results, mode)
+    return results
+
+
+def _score_holdout(args: argparse.Namespace, loaded: Any, results: Any, mode: Any) -> None:
+    """The held-out slice, in this process: aggregates into `results` (gate.holdout)."""
+    if loaded.config.holdout is None:
+        return
+    from gate.holdout.scoring import score_here
+
+    score_here(
+        loaded,
+        results,
+        mode,
+        selection=selection_of(args),
+        only_missing=getattr(args, "only_missing", False),
+        show_progress=not args.quiet,
+    )
+
+
+def _print_holdout(results: Any) -> None:
+    if results.holdout is not None:
+        from gate.holdout.scoring import summary_line
+
+        print(summary_line(results.holdout))
 
 
 def _default_out(suite: str) -> Path:
@@ -146,9 +181,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_junit(results, args.junit)
     if not args.quiet:
         print(run_summary(results))
+        _print_holdout(results)
         print(f"results: {out}")
+    _warn_old_recordings(results)
     _print_verbose(args, results)
     return 0
+
+
+def _warn_old_recordings(results: Any) -> None:
+    from gate.recordingage import replay_warnings
+    from gate.show import one_line
+
+    for warning in replay_warnings(results):  # case ids are the suite's: kept on one line
+        print(f"casegate: warning: {one_line(warning)}", file=sys.stderr)
 
 
 def _print_verbose(args: argparse.Namespace, results: Any) -> None:
@@ -177,6 +222,16 @@ def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
         raise ConfigError(f"the candidate's gate rule is invalid: {exc}") from None
 
 
+def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
+    """The baseline's staleness, against -c CONFIG (or ./casegate.yml) when there is one."""
+    from gate.config import load_config
+    from gate.staleness import baseline_warnings
+
+    explicit = getattr(args, "config_given", False)
+    reference = load_config(args.config) if explicit or args.config.is_file() else None
+    return baseline_warnings(baseline, reference)
+
+
 def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     from gate.ci import with_judge_lines
     from gate.compare import compare
@@ -187,9 +242,40 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     candidate = read_results(args.candidate)
     rule = _gate_rule(args, candidate)
     comparison = compare(baseline, candidate, rule)
+    comparison.pairwise = _replayed_pairs(args, baseline, candidate)
+    comparison.warnings = _stale_baseline(args, baseline)
+    comparison.holdout = _held_out(args, baseline, candidate) or comparison.holdout
     verdict = decide(comparison, rule)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
     return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
+
+
+def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
+    """The held-out slices compared case by case, when the key is set (else aggregates)."""
+    from gate.config import load_config
+    from gate.holdout.scoring import key_for
+    from gate.holdout.verdicts import compare_runs
+
+    if candidate.holdout is None and baseline.holdout is None:
+        return None
+    explicit = getattr(args, "config_given", False)
+    loaded = load_config(args.config) if explicit or args.config.is_file() else None
+    return compare_runs(baseline, candidate, key_for(loaded))
+
+
+def _replayed_pairs(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
+    """Pairwise verdicts for two results files, replayed from the config's recordings."""
+    from gate import pairwise
+    from gate.config import load_config
+
+    explicit = getattr(args, "config_given", False)
+    if not (explicit or args.config.is_file()):
+        return None
+    config = load_config(args.config).config
+    if config.judge is None or config.suite != candidate.suite:
+        return None  # no judge pinned: the suite has no pairwise case
+    loaded, cases = load_project(args.config)
+    return pairwise.replayed(loaded, cases, baseline, candidate)
 
 
 def _render(fmt: str, comparison: Any, verdict: Any) -> str:
@@ -280,7 +366,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from gate.results import write_results
     from gate.terminal import run_summary
 
-    results = _execute(args)
+    results = _execute(args, record_pairs=False)  # a baseline is not compared with itself
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     refuse_errored_baseline(results, args.allow_errors)
@@ -292,6 +378,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     write_results(results, path)
     if not args.quiet:
         print(run_summary(results))
+        _print_holdout(results)
     print(f"baseline: {path}")
     return 0
 
@@ -337,6 +424,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     headers = ["id", "tags", "critical", "samples", "file:line"]
     print(tabulate(table, headers=headers, tablefmt="plain", disable_numparse=True))
     print(f"{len(rows)} case(s), {sum(1 for r in rows if r['critical'])} critical")
+    if loaded.config.holdout is not None:
+        print(f"and a held-out slice in {loaded.config.holdout.path} (sealed: never listed)")
     return 0
 
 
@@ -371,6 +460,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     files = len({case.source for case in cases})
     print(f"ok: {len(cases)} cases in {files} file(s), suite {loaded.config.suite!r}")
+    if loaded.config.holdout is not None:
+        from gate.holdout.scoring import validate_line
+
+        print(validate_line(loaded))
     return 0
 
 
@@ -386,11 +479,8 @@ def cmd_judge_calibrate(args: argparse.Namespace) -> int:
     path = args.out or calibration.calibration_path(loaded)
     write_text(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     print("\n".join(calibration.summary_lines(result)))
-    for miss in result["disagreements"][:20]:
-        print(
-            f"  {args.labels}:{miss['line']}: {miss['case']}: person {miss['human']}, "
-            f"judge {miss['judge']}: {miss['reason']}"
-        )
+    for line in calibration.disagreement_lines(result, args.labels):
+        print(line)
     print(f"calibration: {path}")
     return 0
 
@@ -483,7 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     starter.add_parser(commands)
     housekeeping.add_parser(commands)
     show.add_parser(commands)
+    drift.add_parser(commands)
     importers.add_parser(commands)
+    holdout_parser.add_parser(commands)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")
     judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")
@@ -491,7 +583,11 @@ def build_parser() -> argparse.ArgumentParser:
         "calibrate", help="measure the judge against verdicts a person gave (agreement, kappa)"
     )
     calibrate.add_argument(
-        "labels", type=Path, metavar="LABELS.jsonl", help='lines of {"case", "output", "verdict"}'
+        "labels",
+        type=Path,
+        metavar="LABELS.jsonl",
+        help='lines of {"case", "output", "verdict"}, or for a pairwise judge '
+        '{"case", "baseline_output", "candidate_output", "label"}',
     )
     _run_options(calibrate)
     calibrate.add_argument(

@@ -11,11 +11,14 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate import noise
+from gate import noise, recordingage
 from gate.config import GateConfig
 from gate.errors import ResultsError
+from gate.holdout.outcome import HoldoutComparison
+from gate.holdout.verdicts import compare_runs
 from gate.judge import JudgePin
 from gate.noise import NoiseAnalysis
+from gate.pairwise import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.ruler import RulerReview
 
@@ -100,6 +103,16 @@ class Comparison:
     noise: NoiseAnalysis | None = None
     #: set when the ruler was read from a base commit (pull requests, `check --base`)
     ruler: RulerReview | None = None
+    #: why the baseline may be stale (gate.staleness): shown first, never blocking
+    warnings: list[str] = field(default_factory=list)
+    #: set when the suite has pairwise judge cases and their pairs were judged
+    #: (gate.pairwise: in `check`, and in `compare`/`gate` from recorded verdicts)
+    pairwise: PairwiseAnalysis | None = None
+    #: the candidate replayed recordings past recordings.max_age_days (gate.recordingage)
+    recording_warnings: list[str] = field(default_factory=list)
+    #: the held-out slice, in counts (gate.holdout.scoring.compare_runs; set by the caller,
+    #: which holds the key)
+    holdout: HoldoutComparison | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -266,6 +279,9 @@ def compare(
     comparison.shared_cases = len(comparable)
     comparison.shared_baseline_rate = _weighted_rate([before[i] for i in comparable])
     comparison.shared_candidate_rate = _weighted_rate([after[i] for i in comparable])
+    comparison.recording_warnings = recordingage.replay_warnings(candidate)
+    # Aggregates only: the caller that holds the slice's key compares it case by case.
+    comparison.holdout = compare_runs(baseline, candidate, None)
     return comparison
 
 

@@ -12,12 +12,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 from pydantic_core import PydanticCustomError
 
-from gate.cases import MAX_SAMPLES
+from gate.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.errors import ConfigError, located
 from gate.judge import JudgePin, pin_problems
+from gate.services.pins import EmbeddingsPin, ModerationPin
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
 
 DEFAULT_CONFIG = "casegate.yml"
@@ -68,6 +77,15 @@ class GateConfig(_Strict):
     accept_label: str = Field(
         default="casegate:accept-ruler-change", min_length=1, max_length=50, pattern=r"^[^\r\n]+$"
     )
+    # Absolute floors and budgets of the candidate run, whatever the baseline (None: off).
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_latency_p95_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_errors: int | None = Field(default=None, ge=0, strict=True)
+    # Pairwise judge cases: the share of judged pairs the baseline's output won (None: off).
+    max_pairwise_loss_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    # The held-out slice (gate.holdout): the largest allowed fall of its pass rate (None: off).
+    holdout_max_drop: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
 
 
 class AdaptiveConfig(_Strict):
@@ -76,6 +94,46 @@ class AdaptiveConfig(_Strict):
     start: int = Field(default=4, ge=1, le=MAX_SAMPLES)
     step: int = Field(default=4, ge=1, le=MAX_SAMPLES)
     max: int = Field(default=20, ge=2, le=MAX_SAMPLES)
+
+
+class RecordingsConfig(_Strict):
+    """`recordings:` a folder path, or a mapping `{path, max_age_days}`."""
+
+    path: str | None = None
+    #: reports flag recordings captured longer ago than this; None: never (gate.recordingage)
+    max_age_days: int | None = Field(default=90, ge=1, le=36500, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The plain path form stays a string in results, as every config wrote it before,
+        # so a baseline written then is not taken for one of another config.
+        if "max_age_days" not in self.model_fields_set:
+            return self.path
+        return handler(self)
+
+
+class DriftConfig(_Strict):
+    """`casegate drift`: the suite run live against its recordings."""
+
+    #: more cases than this whose verdict flipped make `casegate drift` exit 1
+    max_flips: int = Field(default=0, ge=0, le=1_000_000, strict=True)
+
+
+class HoldoutConfig(_Strict):
+    """`holdout:` a folder path, or a mapping `{path, key_env, max_reads}` (gate.holdout)."""
+
+    #: the folder holding slice.sealed and recordings.sealed, relative to the config
+    path: str = Field(min_length=1, max_length=500, pattern=r"^[^\r\n\x00]+$")
+    #: the environment variable (an Actions secret) that holds the slice's key
+    key_env: str = Field(default="CASEGATE_HOLDOUT_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+    #: reports warn once the slice was scored this often since its last rotation; None: never
+    max_reads: int | None = Field(default=20, ge=1, le=1_000_000, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        if self.model_fields_set <= {"path"}:
+            return self.path
+        return handler(self)
 
 
 class Price(_Strict):
@@ -94,16 +152,53 @@ class Config(_Strict):
     min_pass_rate: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     concurrency: int = Field(default=8, ge=1, le=256)
     mode: Mode = "replay"
-    recordings: str | None = None
+    recordings: RecordingsConfig | None = None
     baseline: str | None = None
     gate: GateConfig = Field(default_factory=GateConfig)
+    defaults: SuiteDefaults = Field(default_factory=SuiteDefaults)
+    #: reports warn about a baseline older than this; None: never
+    baseline_max_age_days: int | None = Field(default=30, ge=1, le=36500, strict=True)
     pricing: dict[str, Price] = Field(default_factory=dict)
     judge: JudgePin | None = None
+    #: the services `similar` (method embedding) and `moderation` measure with
+    embeddings: EmbeddingsPin | None = None
+    moderation: ModerationPin | None = None
+    drift: DriftConfig = Field(default_factory=DriftConfig)
+    #: the held-out slice: sealed cases nobody reads while writing prompts (gate.holdout)
+    holdout: HoldoutConfig | None = None
 
     @field_validator("cases", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("recordings", mode="before")
+    @classmethod
+    def _path_or_mapping(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"path": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "recordings",
+            "give the recordings folder (recordings/suite), or a mapping with `path` and "
+            "`max_age_days`; got {value}",
+            {"value": _brief(value)},
+        )
+
+    @field_validator("holdout", mode="before")
+    @classmethod
+    def _holdout_path_or_mapping(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"path": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "holdout",
+            "give the held-out slice's folder (holdout/suite), or a mapping with `path`, "
+            "`key_env` and `max_reads`; got {value}",
+            {"value": _brief(value)},
+        )
 
     @field_validator("suite", mode="before")
     @classmethod
@@ -172,7 +267,14 @@ class LoadedConfig:
 
     @property
     def recordings_dir(self) -> Path:
-        return self.resolve(self.config.recordings or f"recordings/{self.config.suite}")
+        recordings = self.config.recordings
+        path = recordings.path if recordings is not None else None
+        return self.resolve(path or f"recordings/{self.config.suite}")
+
+    @property
+    def recordings_max_age_days(self) -> int | None:
+        recordings = self.config.recordings or RecordingsConfig()
+        return recordings.max_age_days
 
     @property
     def baseline_path(self) -> Path | None:
@@ -283,6 +385,8 @@ def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()
         parent = Config.model_fields if len(location) == 1 else {}
         if location[:1] == ["gate"]:
             parent = GateConfig.model_fields
+        if location[:1] == ["defaults"] and len(location) == 2:
+            parent = SuiteDefaults.model_fields
         hint = difflib.get_close_matches(location[-1], parent, n=1)
         message = f"unknown key '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
     elif error["type"] == "missing":
@@ -336,8 +440,26 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
             [_problem_for(path, data, error, overrides) for error in exc.errors()]
         ) from None
     loaded = LoadedConfig(config, path, list(overrides))
+    _check_defaults(loaded, data)
     _check_system(loaded, raw)
     return loaded
+
+
+def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
+    """`defaults.expect` is checked as a case's `expect` is, each problem at its line."""
+    section = data.get("defaults")
+    expect = section.get("expect") if isinstance(section, dict) else None
+    problems = []
+    for key, message in expect_problems(loaded.config.defaults.expect):
+        text = printable(f"defaults.expect: {message}")
+        blamed = _blamed_override(["defaults", "expect", key], loaded.overrides)
+        if blamed is not None:
+            problems.append(f"--set {printable(blamed)}: {text}")
+        else:
+            line = line_of(expect, key) or line_of(section, "expect")
+            problems.append(located(loaded.path, line, text))
+    if problems:
+        raise ConfigError(problems)
 
 
 def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
@@ -366,5 +488,10 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
                     "a model grading itself tends to agree with itself — pin a different model"
                 )
             )
+    for key in ("embeddings", "moderation"):
+        service = getattr(loaded.config, key)
+        if service is not None:
+            where = line_of(raw.get(key), "provider") or line_of(raw, key)
+            problems.extend(located(path, where, printable(p)) for p in service.problems(key))
     if problems:
         raise ConfigError(problems)

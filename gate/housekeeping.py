@@ -3,11 +3,12 @@
 A recorded response is in use when a current case would ask for it: its key comes
 from the system's fingerprint, the case input and a sample index (as `gate.run`
 computes it), and a judge verdict's from the judge pin, the rubric, the case input
-and a recorded output that is itself in use. Several configs may replay from one
-folder (a baseline config and a candidate config): prune keeps what any config it
-is given uses, and names them. Whatever changes a file does so under the lock the
-recorders take, so a `casegate record` running beside it loses nothing, and rewrites
-the file whole.
+and a recorded output that is itself in use; an embedding's or a moderation score's
+from its service's pin and a text it measures (gate.services). Several configs may
+replay from one folder (a baseline config and a candidate config): prune keeps what
+any config it is given uses, and names them. Whatever changes a file does so under
+the lock the recorders take, so a `casegate record` running beside it loses nothing,
+and rewrites the file whole.
 
 This module is imported when the command line is built, so it imports pydantic,
 the providers and the run only inside the functions that need them.
@@ -16,6 +17,7 @@ the providers and the run only inside the functions that need them.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +45,9 @@ class Usage:
         self.fingerprint = system_fingerprint(loaded.resolved_system())
         pin = loaded.config.judge
         self.judge = pin_fingerprint(pin) if pin is not None else None
+        #: pairwise verdicts are keyed on the baseline's output too, which prune does not
+        #: read: a case with a pairwise judge keeps every verdict under the pin.
+        self.pairwise = pin_fingerprint(pin, "pairwise") if pin is not None else None
         calibration = read_calibration(calibration_path(loaded)) if pin is not None else None
         #: the verdicts `casegate judge calibrate` replays are keyed on the labels file's
         #: outputs, which prune cannot see: under the calibrated pin, all are kept.
@@ -56,13 +61,26 @@ class Usage:
         """The keys of `responses` (one case's recording file) that `case` uses, and the
         keys of its system samples, recorded or not."""
         from gate.checks import uses_judge
+        from gate.checks.graded import pairwise_rubric
         from gate.judge import judge_input
         from gate.recordings import request_key
         from gate.run import requests_for, samples_for
+        from gate.services.suite import used_keys
 
         count = samples_for(case, self.loaded) or self.loaded.config.adaptive.max
         used = {request.key for request in requests_for(case, self.fingerprint, range(count))}
+        # The embeddings and moderation scores measured on the outputs in use (no output
+        # text in them, so the judge's loop below passes them by).
+        texts = [_output_text(responses[key]) for key in used & responses.keys()]
+        used |= used_keys(self.loaded.config, case, [text for text in texts if text is not None])
         if self.judge is None or not uses_judge(case.expect):
+            return used
+        if pairwise_rubric(case.expect) is not None:
+            used.update(
+                key
+                for key, entry in responses.items()
+                if isinstance(entry, dict) and entry.get("fingerprint") == self.pairwise
+            )
             return used
         rubric = case.expect["judge"]["rubric"].strip()  # as gate.checks.llm_judge reads it
         for key in used & responses.keys():
@@ -169,8 +187,13 @@ def describe(item: Unused) -> list[str]:
     lines = [f"{shown}: {len(item.keys)} of {held} unused"]
     for key in item.keys:
         entry = responses[key] if isinstance(responses[key], dict) else {}
+        measured = entry.get("text") if "sample" not in entry else None
         about = [
-            f"sample {entry.get('sample', '?')}",
+            # An embedding or a moderation score names the text it measures (ASCII-escaped:
+            # it is model output) where a system output names its sample.
+            f"of {json.dumps(measured[:40])}"
+            if isinstance(measured, str)
+            else f"sample {entry.get('sample', '?')}",
             str(entry.get("system") or "?"),
             str(entry.get("model") or entry.get("provider") or "?"),
             f"captured {str(entry.get('captured_at') or '?')[:10]}",

@@ -7,21 +7,27 @@ output must be the recorded one; every built-in check is evaluated again on
 that output; and each case's verdict is recomputed from its samples under the
 config's thresholds. Only custom checks and the LLM judge keep the verdicts the
 run gave (they are the suite's own code and the pinned judge's recorded
-answers). Any mismatch means the run cannot be trusted: exit 2, never a verdict.
+answers). `similar` by embeddings and `moderation` are measured again from the
+embeddings and scores read with the outputs, before the run; outside replay
+there is no such snapshot, and their verdicts are the run's too. Any mismatch
+means the run cannot be trusted: exit 2, never a verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from gate import checks
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
-from gate.errors import CasegateError
+from gate.errors import CasegateError, SystemCallError
 from gate.outputs import Output, ToolCall
 from gate.recordings import RecordingStore, request_key, system_fingerprint
 from gate.results import CheckResult, RunResults, SampleResult, summarise
 from gate.run import aggregate, samples_for
+from gate.services.recorded import Snapshot
+from gate.services.suite import Services, for_snapshot, snapshot_entries
 
 #: checks whose verdicts only the supervised run can give
 DELEGATED = frozenset({"check", "judge"})
@@ -31,7 +37,13 @@ class UntrustedRun(CasegateError):
     """The supervised run's results do not match what this process finds."""
 
 
-Recorded = dict[tuple[str, str], Output]
+class Recorded(dict[tuple[str, str], Output]):
+    """The recorded outputs by (case id, key), and the recorded embeddings and
+    moderation scores (`services`) that `similar` and `moderation` are judged by."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.services: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorded | None:
@@ -44,7 +56,7 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
         return None
     store = RecordingStore(loaded.recordings_dir)
     fingerprint = system_fingerprint(loaded.resolved_system())
-    recorded: Recorded = {}
+    recorded = Recorded()
     for case in cases:
         count = samples_for(case, loaded) or loaded.config.adaptive.max
         keys = [request_key(fingerprint, case.input, index) for index in range(count)]
@@ -53,6 +65,7 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
         except CasegateError:
             continue  # the run itself reports an unreadable recording
         recorded.update({(case.id, k): o for k, o in zip(keys, outputs, strict=True) if o})
+    recorded.services = snapshot_entries(store, cases)
     return recorded
 
 
@@ -68,6 +81,9 @@ def recheck(
     """
     by_id = {case.id: case for case in cases}
     fingerprint = system_fingerprint(loaded.resolved_system())
+    services = None
+    if recorded is not None:  # the snapshot, not the folder the run could write to
+        services = for_snapshot(loaded.config, Snapshot(recorded.services))
     rebuilt = []
     for result in candidate.cases:
         case = by_id.get(result.id)
@@ -80,7 +96,8 @@ def recheck(
                 f"not the {fixed} the suite asks for"
             )
         outputs = [
-            _judge_again(case, sample, recorded, fingerprint, loaded) for sample in result.outputs
+            _judge_again(case, sample, recorded, fingerprint, loaded, services)
+            for sample in result.outputs
         ]
         threshold = case.min_pass_rate
         if threshold is None:
@@ -97,6 +114,7 @@ def _judge_again(
     recordings: Recorded | None,
     fingerprint: str,
     loaded: LoadedConfig,
+    services: Services | None = None,
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
@@ -119,7 +137,10 @@ def _judge_again(
             sample.cost_usd = loaded.cost_of(
                 recorded.model, recorded.input_tokens, recorded.output_tokens
             )
-    judges = [(name, judge) for name, judge in case.judges if name not in DELEGATED]
+    # Outside replay there is no snapshot to measure with: the run's word stands, as the
+    # judge's does (and as its outputs do).
+    delegated = DELEGATED | (checks.service_checks(case.expect) if services is None else set())
+    judges = [(name, judge) for name, judge in case.judges if name not in delegated]
     tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
     subject = checks.Subject(
         sample.text or "",
@@ -133,12 +154,19 @@ def _judge_again(
         input_tokens=sample.input_tokens,
         model=sample.model,
         declared_tools=checks.declared_tools(loaded.config.system.model_extra or {}),
+        services=services,
     )
-    mine = {v.check: v for v in checks.evaluate(judges, subject)}
+    try:
+        mine = {v.check: v for v in checks.evaluate(judges, subject)}
+    except SystemCallError as exc:  # the run judged what the snapshot cannot: not from it
+        raise UntrustedRun(
+            f"the run judged case {case.id!r} (sample {sample.sample}), but the recordings "
+            f"read before it started cannot ({exc}): its results cannot be trusted"
+        ) from None
     theirs = {c.check: c for c in sample.checks}
     verdicts = []
     for name, _ in case.judges:
-        if name in DELEGATED:
+        if name in delegated:
             if name not in theirs:
                 raise UntrustedRun(f"the run gave no {name!r} verdict for case {case.id!r}")
             verdicts.append(theirs[name])

@@ -121,12 +121,23 @@ class RecordingStore:
 
     def get_many(self, case_id: str, keys: list[str]) -> list[Output | None]:
         """Outputs for several keys of one case; the file is read once and not kept."""
+        return [output for output, _ in self.get_many_dated(case_id, keys)]
+
+    def get_many_dated(
+        self, case_id: str, keys: list[str]
+    ) -> list[tuple[Output | None, str | None]]:
+        """`get_many`, each output with its `captured_at` (None when unrecorded or undated)."""
         responses = self._load(case_id)["responses"]
-        outputs: list[Output | None] = []
+        outputs: list[tuple[Output | None, str | None]] = []
         for key in keys:
             entry = responses.get(key)
             try:
-                outputs.append(None if entry is None else Output.model_validate(entry["output"]))
+                if entry is None:
+                    outputs.append((None, None))
+                    continue
+                captured = entry.get("captured_at") if isinstance(entry, dict) else None
+                dated = captured if isinstance(captured, str) else None
+                outputs.append((Output.model_validate(entry["output"]), dated))
             except ValidationError as exc:
                 error = exc.errors()[0]
                 where = dotted(["output", *error["loc"]])
@@ -165,6 +176,24 @@ class RecordingStore:
             # this case's file since, and its responses must survive this write.
             document = self._load(case_id)
             document["responses"][key] = entry
+            self.write_file(self.path_for(case_id), document, work)
+
+    # Entries that are not system outputs (gate.services: embeddings, moderation scores)
+    # share the case's file under keys of their own; their shape is their service's.
+
+    def entries(self, case_id: str) -> dict[str, Any]:
+        """Every entry of the case's file as stored, by key (empty when there is none)."""
+        return dict(self._load(case_id)["responses"])
+
+    def get_entry(self, case_id: str, key: str) -> dict[str, Any] | None:
+        entry = self._load(case_id)["responses"].get(key)
+        return entry if isinstance(entry, dict) else None
+
+    def put_entry(self, case_id: str, key: str, entry: Mapping[str, Any]) -> None:
+        """Store one entry at once, merged under the lock like `put`."""
+        with self.exclusive() as work:
+            document = self._load(case_id)
+            document["responses"][key] = dict(entry)
             self.write_file(self.path_for(case_id), document, work)
 
     def write_file(self, path: Path, document: Mapping[str, Any], work: Path) -> None:

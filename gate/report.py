@@ -22,8 +22,10 @@ from tabulate import tabulate
 
 from gate.compare import Comparison, Delta
 from gate.diffs import diff_texts
+from gate.holdout.outcome import HoldoutComparison
 from gate.logsafe import flatten
 from gate.noise import NoiseAnalysis
+from gate.pairwise import CasePairs, PairwiseAnalysis
 from gate.results import CaseResult
 from gate.ruler import RulerChange, RulerReview
 from gate.rules import Verdict
@@ -166,8 +168,12 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         f"system: {comparison.baseline.system} → {comparison.candidate.system} "
         f"({system_change_text(comparison)})",
     ]
+    lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
+    lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
     if comparison.ruler is not None:
         lines += _ruler_text(comparison.ruler)
+    if comparison.holdout is not None:  # counts only: gate.holdout never names a case
+        lines += [f"  ◦ {line}" for line in comparison.holdout.lines()]
     for reason in verdict.reasons:
         lines.append(
             f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
@@ -201,6 +207,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
                 f"  {case_id}: {test.counts()}, p = {p_value:.2g}, "
                 f"{case_verdict(case_id, comparison, analysis)}"
             )
+    if comparison.pairwise is not None:
+        lines += pairwise_lines(comparison.pairwise)
     flaky = [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky]
     if flaky:
         lines.append(f"flaky ({len(flaky)}): {', '.join(flaky)}")
@@ -291,9 +299,15 @@ def markdown_report(
         f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
+    if comparison.warnings:
+        head.append(_stale_baseline_section(comparison.warnings))
+    if comparison.recording_warnings:
+        head.append(old_recordings_section(comparison.recording_warnings))
     if comparison.ruler is not None:
         # In the head, never dropped by _fit: what the pull request changed about its own gate.
         head.append(_ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
+    if comparison.holdout is not None:
+        head.append(holdout_section(comparison.holdout))
     if verdict.reasons:
         head.append(
             "**Why it blocks**\n\n"
@@ -328,6 +342,8 @@ def markdown_report(
     )
     if comparison.noise is not None:
         sections.append((1, _significance_section(comparison, comparison.noise)))
+    if comparison.pairwise is not None:
+        sections.append((2, pairwise_section(comparison.pairwise)))
     # Least reliable first: those are where prompt work pays most.
     flaky = sorted((i for i in after if after[i].flaky), key=lambda i: (after[i].pass_rate, i))
     if flaky:
@@ -396,6 +412,31 @@ def markdown_report(
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
     return _fit(head, sections, limit)
+
+
+def _stale_baseline_section(warnings: list[str]) -> str:
+    """The baseline's staleness, first thing under the headline: it warns, never blocks."""
+    return "\n>\n".join(
+        f"> ⚠️ **Stale baseline** (a warning; it does not block): {cell(warning, 500)}"
+        for warning in warnings
+    )
+
+
+def holdout_section(found: HoldoutComparison) -> str:
+    """The held-out slice in the head (never cut): its counts, and the rotate warning."""
+    lines = found.lines()
+    warning = found.fitted_warning()
+    return "**Held-out slice** (aggregates only: its cases are sealed)\n\n" + "\n".join(
+        f"- {'⚠️ ' if line == warning else ''}{cell(line, 500)}" for line in lines
+    )
+
+
+def old_recordings_section(warnings: list[str]) -> str:
+    """Recordings past recordings.max_age_days, beside the stale baseline: a warning only."""
+    return "\n>\n".join(
+        f"> ⚠️ **Old recordings** (a warning; it does not block): {cell(warning, 600)}"
+        for warning in warnings
+    )
 
 
 def _ruler_summary(review: RulerReview) -> str:
@@ -515,6 +556,87 @@ def _significance_section(comparison: Comparison, analysis: NoiseAnalysis) -> st
         else "No case moved down."
     )
     return f"#### Significance (repeated samples)\n\n{suite_line(analysis)}\n\n{table}"
+
+
+# --- pairwise (judge) ------------------------------------------------------------
+
+
+def _pairwise_order(analysis: PairwiseAnalysis) -> list[CasePairs]:
+    """Losses first, then errors, then the rest; each group by id."""
+    return sorted(
+        analysis.cases, key=lambda c: (-c.count("loss"), -c.count("error"), not c.critical, c.id)
+    )
+
+
+def _pairwise_reason(case: CasePairs) -> str:
+    pair = case.telling()
+    sample = f"sample {pair.sample}, " if len(case.pairs) > 1 else ""
+    return f"{sample}{pair.outcome}: {pair.reason}"
+
+
+def pairwise_lines(analysis: PairwiseAnalysis) -> list[str]:
+    """The pairwise section of the text report."""
+    lines = [f"pairwise (judge: {analysis.judge}): {analysis.summary()}"]
+    for case in _pairwise_order(analysis):
+        counts = "/".join(str(case.count(o)) for o in ("win", "loss", "tie"))
+        errors = f", {case.count('error')} error(s)" if case.count("error") else ""
+        lines.append(
+            f"  {case.id}: {counts} (wins/losses/ties){errors}: "
+            f"{_truncate(_pairwise_reason(case), 160)}"
+        )
+    for case_id, why in sorted(analysis.not_compared.items()):
+        lines.append(f"  {case_id}: not compared: {why}")
+    return lines
+
+
+def pairwise_section(analysis: PairwiseAnalysis) -> str:
+    """The pairwise section of the markdown report: every judged case, and the cases
+    left out with why. The judge's reasons are untrusted text, escaped like outputs."""
+    intro = (
+        "#### Pairwise (judge)\n\n"
+        f"The pinned judge ({cell(analysis.judge, 200)}) compared the candidate's output with "
+        "the baseline's for the same input, each pair shown in both orders; a pair the two "
+        "orders disagree on is a tie."
+    )
+    p_value = analysis.p_value
+    figures = [
+        f"**candidate wins {analysis.wins}, losses {analysis.losses}, ties {analysis.ties}** "
+        f"over {analysis.judged} judged pair(s) in {len(analysis.cases)} case(s)"
+    ]
+    if analysis.errors:
+        figures.append(f"**{analysis.errors} pair(s) in error** (never counted as a win)")
+    if analysis.loss_rate is not None:
+        figures.append(f"loss rate {analysis.loss_rate:.1%}")
+    figures.append(
+        "sign test: no pair was won or lost"
+        if p_value is None
+        else f"sign test over {analysis.wins + analysis.losses} non-ties, two-sided "
+        f"p = {p_value:.3g}"
+    )
+    parts = [intro, " · ".join(figures)]
+    rows = [
+        [
+            "🔴" if case.critical else "",
+            code(case.id),
+            str(case.count("win")),
+            str(case.count("loss")),
+            str(case.count("tie")),
+            str(case.count("error")),
+            cell(_pairwise_reason(case)),
+        ]
+        for case in _pairwise_order(analysis)
+    ]
+    if rows:
+        headers = ["", "case", "wins", "losses", "ties", "errors", "the judge's reason"]
+        parts.append(_table(headers, rows, len(rows)))
+    if analysis.not_compared:
+        left = sorted(analysis.not_compared.items())
+        shown = "\n".join(f"- {code(i)}: {cell(why, 200)}" for i, why in left[:ROWS_PER_TABLE])
+        more = len(left) - ROWS_PER_TABLE
+        if more > 0:
+            shown += f"\n- … and {more} more in the JSON report."
+        parts.append(f"Not compared ({len(left)}):\n\n{shown}")
+    return "\n\n".join(parts)
 
 
 def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
@@ -658,9 +780,13 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
         "ruler_changes": comparison.ruler_changes,
         "ruler": None if comparison.ruler is None else comparison.ruler.to_dict(),
+        "baseline_warnings": comparison.warnings,
+        "recording_warnings": comparison.recording_warnings,
         "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
         "flaky": [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky],
         "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
+        "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
+        "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),
     }
 
 

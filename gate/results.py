@@ -6,6 +6,7 @@ The field order of these models is the order of the JSON file.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,8 @@ from gate.files import OutputError, Writer, atomic_writer, parse_json
 from gate.yamlfile import dotted
 
 SCHEMA = "casegate.results/1"
+#: the schemas `read_results` accepts: this one, and other versions of it (with a warning)
+SCHEMA_FAMILY = r"casegate\.results/[0-9]{1,4}"
 #: How every results file begins (whitespace aside): what `write_results` may replace.
 SIGNATURE = '{"schema":"casegate.results/'
 #: Keys of the recorded `config` that comparisons read as mappings (None is allowed).
@@ -52,6 +55,8 @@ class SampleResult:
     model: str | None = None
     stop_reason: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    #: in replay, when the replayed recording was captured (gate.recordingage); else None
+    captured_at: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -99,6 +104,28 @@ class Summary:
 
 
 @dataclass(slots=True, kw_only=True)
+class HoldoutSummary:
+    """The held-out slice of a run (gate.holdout): aggregates only, never a case."""
+
+    schema: str = "casegate.holdout-summary/1"
+    #: scored; skipped (no key, a selection: `note` says why); unscored (`note`: e.g. no
+    #: recordings for this system)
+    status: Literal["scored", "skipped", "unscored"]
+    note: str = ""
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    pass_rate: float | None = None
+    #: the slice's rotation, and how often it was scored under it (this run included)
+    rotation: str | None = None
+    reads: int = 0
+    max_reads: int | None = None
+    #: each held-out case's verdict, sealed with the slice's key (compared case by case)
+    verdicts: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
 class RunResults:
     schema: str = SCHEMA
     suite: str
@@ -114,6 +141,8 @@ class RunResults:
     #: Ctrl-C stopped the run: `cases` holds only the cases that finished
     interrupted: bool = False
     summary: Summary
+    #: the held-out slice, when the suite declares one (gate.holdout)
+    holdout: HoldoutSummary | None = None
     cases: list[CaseResult]
 
     def case_map(self) -> dict[str, CaseResult]:
@@ -217,8 +246,11 @@ def read_results(path: Path) -> RunResults:
         raise ResultsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except ValueError as exc:  # not JSON, not UTF-8, too deep, a number too long
         raise ResultsError(f"{path}: not a readable results file: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    # Another version of the schema is read as far as this one reaches (unknown keys are
+    # ignored) and kept in `schema`, so a report can say the baseline is stale.
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if not isinstance(schema, str) or not re.fullmatch(SCHEMA_FAMILY, schema):
+        found = schema if isinstance(data, dict) else type(data).__name__
         raise ResultsError(f"{path}: expected schema {SCHEMA!r}, found {found!r}")
     try:
         results = _RESULTS.validate_python(data)

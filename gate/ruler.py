@@ -2,10 +2,10 @@
 
 A pull request is untrusted input. Its config and cases may say anything; the
 gate's rule, the baseline, the case selection, every case's criticality and
-expectation, the sample counts and thresholds, the judge pin and the source of
-custom checks are read from the base commit and compared with the pull
-request's. Every difference is a `RulerChange`; one that loosens blocks unless
-it was accepted on purpose (a label, or `--accept-ruler-change`).
+expectation, the sample counts and thresholds, the judge pin, the embeddings and
+moderation services and the source of custom checks are read from the base commit
+and compared with the pull request's. Every difference is a `RulerChange`; one that
+loosens blocks unless it was accepted on purpose (a label, or `--accept-ruler-change`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +27,14 @@ from gate.basetree import (
     resolve_commit,
 )
 from gate.cases import Case, load_cases, resolve_case_paths
+from gate.checks.graded import pairwise_rubric
 from gate.config import GateConfig, LoadedConfig, load_config
+from gate.defaults import expect_difference
 from gate.errors import CasegateError, ConfigError
+from gate.holdout.rulerdiff import differences as holdout_differences
 from gate.judge import JudgePin
 from gate.results import EPSILON, RunResults, summarise
+from gate.services.pins import ServicePin
 from gate.yamlfile import line_of, load_yaml
 
 
@@ -142,6 +146,30 @@ class Side:
                 for spec in checks.custom_specs(case.expect)
             }
         )
+        return self._hashed(modules)
+
+    def instrument_sources(self) -> dict[str, str]:
+        """module → sha256, for the python targets that measure outputs (`embeddings:`,
+        `moderation:`, a python judge) and the local modules they import: an instrument's
+        code is part of the ruler as a custom check's is."""
+        config = self.loaded.config
+        targets = [
+            pin.target
+            for pin in (config.embeddings, config.moderation)
+            if pin is not None and pin.provider == "python" and pin.target
+        ]
+        judge = (config.judge.model_extra or {}) if config.judge is not None else {}
+        if config.judge is not None and config.judge.provider == "python":
+            targets.append(str(judge.get("target") or ""))
+        modules = set()
+        for target in targets:
+            try:
+                modules.add(usercode.parse_spec(target, "target")[0])
+            except usercode.UserCodeError:
+                continue  # the config's own validation names it
+        return self._hashed(sorted(modules))
+
+    def _hashed(self, modules: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         for module in modules:
             sources = usercode.local_sources(module, self.loaded.root)
@@ -169,7 +197,7 @@ def load_side(
     if problems:
         raise ConfigError([f"{config}: {p}" for p in problems])
     files = [file for file in files if file.resolve() != config.resolve()]
-    cases = load_cases(files, display_root=repo_root)
+    cases = load_cases(files, display_root=repo_root, defaults=loaded.config.defaults)
     raw = load_yaml(config.read_text(encoding="utf-8"))
     shown = config.resolve().relative_to(repo_root.resolve()).as_posix()
     relative = baseline or loaded.config.baseline
@@ -224,12 +252,23 @@ RULE_DIRECTIONS: dict[str, str] = {
     "on_inconclusive": "any",
     "confirm_samples": "any",
     "accept_label": "any",
+    "max_pairwise_loss_rate": "higher",
+    "holdout_max_drop": "higher",
+    # Absolute floors and budgets (None: off, the loosest).
+    "min_pass_rate": "floor",
+    "max_cost_usd": "higher",
+    "max_latency_p95_ms": "higher",
+    "max_errors": "higher",
 }
 
 
 def _loosens(direction: str, before: Any, after: Any) -> bool:
     if direction == "off":
         return bool(before) and not bool(after)
+    if direction == "floor":  # lower loosens; None (no floor) is the loosest
+        if before is None or after is None:
+            return after is None and before is not None
+        return bool(after < before)
     if direction == "any":
         if (before, after) == ("block", "ship"):
             return True
@@ -301,7 +340,7 @@ def _config_changes(base: Side, head: Side) -> list[RulerChange]:
         )
     if b.pricing != h.pricing:
         # Prices decide the cost rule: with one set, a lower price hides a cost rise.
-        costed = b.gate.max_cost_increase is not None
+        costed = b.gate.max_cost_increase is not None or b.gate.max_cost_usd is not None
         changes.append(
             RulerChange(
                 "pricing",
@@ -319,10 +358,43 @@ def _config_changes(base: Side, head: Side) -> list[RulerChange]:
                 True,
             )
         )
+    tools_before = checks.declared_tools(b.system.model_extra or {})
+    tools_after = checks.declared_tools(h.system.model_extra or {})
+    if tools_before != tools_after and any("tool_args_valid" in case.expect for case in base.cases):
+        # tool_args_valid judges calls against the system's own declaration: when cases
+        # rely on it, the declared schemas are part of the ruler.
+        changed = sorted(
+            name
+            for name in {*(tools_before or {}), *(tools_after or {})}
+            if (tools_before or {}).get(name) != (tools_after or {}).get(name)
+        )
+        changes.append(
+            RulerChange(
+                "tool schemas",
+                f"system.tools changed ({', '.join(changed)}) while cases judge calls with "
+                "tool_args_valid",
+                head.config_line("system", "tools"),
+                True,
+            )
+        )
+    # The services `similar` and `moderation` measure with are instruments, like the judge.
+    for key in ("embeddings", "moderation"):
+        before, after = getattr(b, key), getattr(h, key)
+        if before != after:
+            text = _service_change(before, after)
+            changes.append(RulerChange(f"{key} service", text, head.config_line(key), True))
     return changes
 
 
-def _pin(pin: JudgePin | None) -> str:
+def _service_change(before: ServicePin | None, after: ServicePin | None) -> str:
+    if before is None or after is None or before.describe() != after.describe():
+        return f"{_pin(before)} → {_pin(after)}"
+    fields = type(after).model_fields
+    changed = [name for name in fields if getattr(before, name) != getattr(after, name)]
+    return f"{before.describe()}: {', '.join(changed)} changed"
+
+
+def _pin(pin: JudgePin | ServicePin | None) -> str:
     return pin.describe() if pin is not None else "none"
 
 
@@ -400,24 +472,45 @@ def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]
         )
     if old.version != new.version:
         # A new version sets the case aside from the comparison: for a critical case
-        # that hides a regression, and so does a bump that changes nothing it demands.
+        # that hides a regression, and so does a bump that changes nothing it demands;
+        # so does one that takes a pairwise case out of a pairwise loss-rate rule.
+        paired = (
+            base.loaded.config.gate.max_pairwise_loss_rate is not None
+            and pairwise_rubric(old.expect) is not None
+        )
         changes.append(
             RulerChange(
                 subject,
                 f"version {old.version} → {new.version}"
-                + ("" if expect_moved else " without a change to what it expects"),
+                + ("" if expect_moved else " without a change to what it expects")
+                + (
+                    " (its pairwise comparison is skipped while max_pairwise_loss_rate is set)"
+                    if paired
+                    else ""
+                ),
                 where,
-                old.is_critical or not expect_moved,
+                old.is_critical or not expect_moved or paired,
             )
         )
     if expect_moved:
         silent = old.version == new.version
+        # Added checks can only fail more; anything else may hide a failure.
+        what, only_added = expect_difference(old.expect, new.expect)
+        moved = {k for k in {*old.expect, *new.expect} if old.expect.get(k) != new.expect.get(k)}
+        by_defaults = bool(moved) and all(
+            (k not in old.expect or k in old.from_defaults)
+            and (k not in new.expect or k in new.from_defaults)
+            for k in moved
+        )
         changes.append(
             RulerChange(
                 subject,
-                "expect changed" + (" without a version bump" if silent else ""),
-                where,
-                old.is_critical or silent,
+                "expect changed"
+                + (" without a version bump" if silent else "")
+                + f": {what}"
+                + (" (through `defaults.expect`)" if by_defaults else ""),
+                head.config_line("defaults", "expect") if by_defaults else where,
+                (old.is_critical or silent) and not only_added,
             )
         )
     # A config-wide change is listed once, under the config; a case lists its own.
@@ -436,7 +529,18 @@ def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]
 
 
 def _check_source_changes(base: Side, head: Side) -> list[RulerChange]:
-    before, after = base.check_sources(), head.check_sources()
+    changes = _source_changes(
+        "custom check module", base.check_sources(), head.check_sources(), head
+    )
+    changes += _source_changes(
+        "instrument module", base.instrument_sources(), head.instrument_sources(), head
+    )
+    return changes
+
+
+def _source_changes(
+    what: str, before: Mapping[str, str], after: Mapping[str, str], head: Side
+) -> list[RulerChange]:
     changes = []
     for module in sorted(set(before) | set(after)):
         if before.get(module) == after.get(module):
@@ -447,7 +551,7 @@ def _check_source_changes(base: Side, head: Side) -> list[RulerChange]:
             text = "no longer used"
         else:
             text = "source changed"
-        changes.append(RulerChange(f"custom check module {module}", text, head.config_shown, True))
+        changes.append(RulerChange(f"{what} {module}", text, head.config_shown, True))
     return changes
 
 
@@ -478,8 +582,19 @@ def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
         + _baseline_changes(base, head)
         + _check_source_changes(base, head)
         + _case_changes(base, head)
+        + _holdout_changes(base, head)
     )
     return sorted(changes, key=lambda change: not change.loosens)
+
+
+def _holdout_changes(base: Side, head: Side) -> list[RulerChange]:
+    """The held-out slice's settings and sealed cases (gate.holdout.rulerdiff)."""
+    return [
+        RulerChange(
+            found.subject, found.text, found.where or head.config_line(*found.keys), found.loosens
+        )
+        for found in holdout_differences(base.loaded, head.loaded)
+    ]
 
 
 # --- judging under the base's ruler --------------------------------------------------
@@ -495,6 +610,9 @@ class Ruling:
     #: the base's cases whose criticality and thresholds the candidate is judged by;
     #: None when the pull request's own ruler applies (accepted, or no base config)
     base: Side | None
+    #: the base commit's config, accepted or not (None: the base has none); the baseline's
+    #: config fingerprint is compared with it (gate.staleness)
+    base_config: LoadedConfig | None = None
 
 
 def rule_against_base(
@@ -646,7 +764,7 @@ def ruling_for(
             ) from None
     label = (base or head).loaded.config.gate.accept_label
     accepted_by = acceptance(label)
-    return rule_against_base(
+    ruling = rule_against_base(
         head,
         base,
         commit=commit,
@@ -655,3 +773,5 @@ def ruling_for(
         how_to_accept=how_to_accept(label),
         notes=notes,
     )
+    ruling.base_config = base.loaded if base is not None else None
+    return ruling

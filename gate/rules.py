@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any, Literal
 
 from gate.compare import Comparison, rate_dropped
 from gate.config import GateConfig
+from gate.holdout.rule import holdout_rule
 from gate.noise import NoiseAnalysis
-from gate.results import EPSILON
-from gate.stats import samples_to_decide
+from gate.results import EPSILON, CaseResult, summarise
+from gate.stats import samples_to_decide, wilson
 
 Decision = Literal["ship", "block", "inconclusive"]
 EXIT_CODES = {"ship": 0, "block": 1, "inconclusive": 3}
@@ -90,6 +92,20 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
                 critical_regressions,
             )
         )
+    if rule.block_on_critical_regression:
+        unjudged_now = _critical_now_in_error(comparison)
+        if unjudged_now:
+            # An error is not a verdict: a critical case that passed and cannot be judged
+            # now has not been shown to still pass (and `block_on_errors: false` must not
+            # turn a regression into an error that ships).
+            reasons.append(
+                Reason(
+                    "critical_regression",
+                    f"{len(unjudged_now)} critical case(s) passed on the baseline and could "
+                    "not be judged on the candidate (error)",
+                    unjudged_now,
+                )
+            )
     if rule.block_on_critical_failure:
         failing = sorted(
             case.id
@@ -106,8 +122,8 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             reasons.append(
                 Reason(
                     "critical_without_baseline",
-                    f"{len(unjudged)} critical case(s) fail with no valid baseline verdict to "
-                    "compare with (new, re-versioned, or in error on the baseline)",
+                    f"{len(unjudged)} critical case(s) fail or err with no valid baseline "
+                    "verdict to compare with (new, re-versioned, or in error on the baseline)",
                     unjudged,
                 )
             )
@@ -146,6 +162,14 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     ):
         if found:
             reasons.append(found)
+    reasons.extend(_floor_reasons(comparison, rule))
+    pairwise = _pairwise_rule(comparison, rule, notes)
+    if pairwise:
+        reasons.append(pairwise)
+    held_out, held_out_notes = holdout_rule(comparison.holdout, rule.holdout_max_drop)
+    notes.extend(held_out_notes)
+    if held_out:
+        reasons.append(Reason("holdout_max_drop", held_out))  # counts, never a case
     quiet = [i for i in comparison.regressions if i not in critical_regressions]
     if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
         notes.append(f"{len(quiet)} non-critical regression(s) did not block: {', '.join(quiet)}")
@@ -160,13 +184,78 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     return Verdict(decision, reasons, notes)
 
 
+def _pairwise_rule(comparison: Comparison, rule: GateConfig, notes: list[str]) -> Reason | None:
+    """`max_pairwise_loss_rate`: the share of judged pairs the baseline's output won.
+
+    A pair the judge could not judge is never a win: while any is in error, the
+    rule cannot vouch for the candidate and blocks.
+    """
+    limit = rule.max_pairwise_loss_rate
+    analysis = comparison.pairwise
+    if limit is None:
+        if analysis is not None and analysis.errors:
+            notes.append(f"{analysis.errors} pair(s) could not be judged by the pairwise judge")
+        return None
+    if analysis is None:
+        notes.append(
+            "max_pairwise_loss_rate not applied: no pairs were judged in this comparison "
+            "(no pairwise judge case, or no config to read recorded verdicts from)"
+        )
+        return None
+    losing = [case.id for case in analysis.cases if case.count("loss")]
+    if analysis.candidate_errors:
+        return Reason(
+            "max_pairwise_loss_rate",
+            f"{len(analysis.candidate_errors)} pairwise case(s) have no candidate output to "
+            "compare (in error): an error is never a win, so the loss rate cannot be vouched for",
+            sorted(analysis.candidate_errors),
+        )
+    if analysis.errors:
+        return Reason(
+            "max_pairwise_loss_rate",
+            f"{analysis.errors} pair(s) could not be judged by the pairwise judge (an error is "
+            "never a win), so the loss rate cannot be vouched for",
+            [case.id for case in analysis.cases if case.count("error")],
+        )
+    rate = analysis.loss_rate
+    if rate is None:
+        notes.append("max_pairwise_loss_rate not applied: no pair could be compared")
+        return None
+    if rate > limit + EPSILON:
+        return Reason(
+            "max_pairwise_loss_rate",
+            f"the pairwise judge preferred the baseline's output in {analysis.losses} of "
+            f"{analysis.judged} judged pairs ({rate:.1%}), above the allowed {limit * 100:g}%",
+            losing,
+        )
+    return None
+
+
+def _critical_now_in_error(comparison: Comparison) -> list[str]:
+    """Critical cases that passed on the baseline and are in error on the candidate."""
+    return sorted(
+        case_id
+        for case_id in comparison.errors
+        if (candidate := comparison.candidate_cases.get(case_id)) is not None
+        and candidate.critical
+        and candidate.status == "error"
+        and (baseline := comparison.baseline_cases.get(case_id)) is not None
+        and baseline.passed
+        and baseline.version == candidate.version
+    )
+
+
 def _critical_without_baseline(comparison: Comparison) -> list[str]:
-    """Critical cases failing now whose baseline verdict cannot vouch for them."""
+    """Critical cases failing (or in error) now whose baseline verdict cannot vouch for them.
+
+    Errors count: with `block_on_errors: false`, an error on a new or re-versioned
+    critical case would otherwise ship it unjudged.
+    """
     before = comparison.baseline_cases
     found = []
     for case_id, case in sorted(comparison.candidate_cases.items()):
-        if not case.critical or case.passed or case.status == "error":
-            continue  # errors have their own rule
+        if not case.critical or case.passed:
+            continue
         old = before.get(case_id)
         if old is None or old.status == "error" or old.version != case.version:
             found.append(case_id)
@@ -201,4 +290,147 @@ def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
     return (
         f"inconclusive: a drop of more than {margin * 100:.0f} points cannot be ruled out — "
         f"{analysis.change_text()}; {advice}"
+    )
+
+
+# --- absolute floors and budgets: the candidate alone, whatever the baseline -------------
+
+
+def _floor_reasons(comparison: Comparison, rule: GateConfig) -> list[Reason]:
+    """`min_pass_rate`, `max_cost_usd`, `max_latency_p95_ms`, `max_errors`, each when set."""
+    found = [
+        _pass_rate_floor(comparison, rule.min_pass_rate, rule.alpha),
+        _cost_budget(comparison, rule.max_cost_usd),
+        _latency_budget(comparison, rule.max_latency_p95_ms),
+        _error_budget(comparison, rule.max_errors),
+    ]
+    return [reason for reason in found if reason is not None]
+
+
+def _floor_cases(comparison: Comparison) -> tuple[list[CaseResult], str]:
+    """The candidate cases a rate or a percentile is measured over, and a note saying so.
+
+    Cases the baseline lacks are left out: otherwise a pull request could lift the
+    pass rate, or pull down the latency p95, by adding easy or fast cases.
+    """
+    everything = list(comparison.candidate_cases.values())
+    if not comparison.baseline_cases:
+        return everything, ""
+    kept = [case for case in everything if case.id in comparison.baseline_cases]
+    left_out = len(everything) - len(kept)
+    if not left_out:
+        return kept, ""
+    return kept, (
+        f" (over the {len(kept)} case(s) the baseline has too; {left_out} new case(s) count "
+        "once a baseline has them)"
+    )
+
+
+def _pass_rate_floor(comparison: Comparison, floor: float | None, alpha: float) -> Reason | None:
+    """Without repeated samples, the weighted pass rate of every candidate case must reach
+    the floor; with them, the pooled samples must prove it (one-sided Wilson at `alpha`)."""
+    cases, over = _floor_cases(comparison)
+    if floor is None or not cases:
+        return None
+    if all(case.samples <= 1 for case in cases):
+        rate = summarise(cases).pass_rate
+        if rate + EPSILON >= floor:
+            return None
+        shown, limit = _two_rates(rate, floor)
+        return Reason("min_pass_rate", f"pass rate {shown} is below the floor {limit}{over}")
+    # Errored samples count as not passing: an outage is not a pass.
+    passes = sum(case.passes for case in cases)
+    samples = sum(case.samples for case in cases)
+    rate = passes / samples
+    shown, limit = _two_rates(rate, floor)
+    counted = f"{passes}/{samples} samples passed"
+    if rate + EPSILON < floor:
+        return Reason(
+            "min_pass_rate",
+            f"sample pass rate {shown} ({counted}) is below the floor {limit}{over}",
+        )
+    low, _ = wilson(passes, samples, NormalDist().inv_cdf(1 - alpha))
+    if low + EPSILON >= floor:
+        return None
+    return Reason(
+        "min_pass_rate",
+        f"with {_per_case(cases)} per case the sample pass rate {shown} ({counted}) does not "
+        f"prove ≥ {limit} (one-sided Wilson lower bound {low:.2f} at alpha {alpha:g}){over}: "
+        "more samples, or more cases, would",
+    )
+
+
+def _two_rates(rate: float, floor: float) -> tuple[str, str]:
+    """Both as decimals, with enough digits that a rate below the floor never reads as equal."""
+    for digits in range(2, 7):
+        shown, limit = f"{rate:.{digits}f}", f"{floor:.{digits}f}"
+        if (shown != limit) == (abs(rate - floor) > EPSILON):
+            return shown, f"{floor:g}"
+    return f"{rate:.6f}", f"{floor:g}"
+
+
+def _per_case(cases: list[CaseResult]) -> str:
+    counts = sorted({case.samples for case in cases})
+    if len(counts) == 1:
+        return f"{counts[0]} samples"
+    return f"{counts[0]}–{counts[-1]} samples"
+
+
+def _cost_budget(comparison: Comparison, budget: float | None) -> Reason | None:
+    if budget is None:
+        return None
+    judged = [case for case in comparison.candidate_cases.values() if case.status != "error"]
+    total = sum(case.cost_usd for case in judged if case.cost_usd is not None)
+    if total > budget + EPSILON:
+        return Reason(
+            "max_cost_usd", f"the run cost ${total:,.4f}, above the budget max_cost_usd ${budget:g}"
+        )
+    unknown = sorted(case.id for case in judged if case.cost_usd is None)
+    if unknown:
+        # Unknown is not zero: a budget that cannot be checked cannot vouch for the run.
+        return Reason(
+            "max_cost_usd",
+            f"the cost of {len(unknown)} case(s) is unknown (no `pricing:` for their model and "
+            f"the system reported none), so the budget max_cost_usd ${budget:g} cannot be "
+            "checked: add pricing, or unset max_cost_usd",
+            unknown,
+        )
+    return None
+
+
+def _latency_budget(comparison: Comparison, budget: float | None) -> Reason | None:
+    if budget is None:
+        return None
+    cases, over = _floor_cases(comparison)
+    p95 = summarise(cases).latency_ms_p95
+    if p95 is None:
+        return Reason(
+            "max_latency_p95_ms",
+            f"no sample of the run has a recorded latency, so the budget max_latency_p95_ms "
+            f"{_ms(budget)} ms cannot be checked: record the suite again, or unset it",
+        )
+    if p95 > budget + EPSILON:
+        return Reason(
+            "max_latency_p95_ms",
+            f"latency p95 {_ms(p95)} ms is above the budget max_latency_p95_ms {_ms(budget)} ms"
+            f"{over}",
+        )
+    return None
+
+
+def _ms(value: float) -> str:
+    """Whole milliseconds, unless that would show a 2.5 ms budget as 2 ms."""
+    return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:,.1f}"
+
+
+def _error_budget(comparison: Comparison, budget: int | None) -> Reason | None:
+    if budget is None:
+        return None
+    errored = sorted(i for i, case in comparison.candidate_cases.items() if case.status == "error")
+    if len(errored) <= budget:
+        return None
+    return Reason(
+        "max_errors",
+        f"{len(errored)} case(s) in error on the candidate, more than max_errors {budget}",
+        errored,
     )

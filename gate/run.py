@@ -35,6 +35,8 @@ from gate.results import (
     summarise,
 )
 from gate.secrets import redact
+from gate.services.suite import Services, import_targets, require_pins
+from gate.services.suite import build as build_services
 from gate.stats import wilson
 from gate.templates import check_templates
 from gate.yamlfile import line_of, load_yaml_file
@@ -56,6 +58,8 @@ class Answer:
 
     output: Output | None
     error: str | None = None
+    #: in replay, when the recording was captured
+    captured_at: str | None = None
 
 
 def samples_for(case: Case, loaded: LoadedConfig) -> int | None:
@@ -80,6 +84,13 @@ def raise_missing_judgements(grader: Grader | None, store: RecordingStore) -> No
     if grader is not None and grader.missing:
         missing = {case_id: [0] for case_id in grader.missing}
         raise MissingRecordingError(missing_message(missing, store, "judge "))
+
+
+def raise_missing_services(services: Services | None, store: RecordingStore) -> None:
+    for service in services.each if services is not None else []:
+        if service.missing:
+            missing = {case_id: [0] for case_id in service.missing}
+            raise MissingRecordingError(missing_message(missing, store, f"{service.noun} "))
 
 
 def sample_adaptively(
@@ -148,12 +159,15 @@ def replay(
     missing: dict[str, list[int]] = {}
     for case in cases:
         group = by_case[case.id]
-        outputs = store.get_many(case.id, [request.key for request in group])
-        absent = [r.sample for r, output in zip(group, outputs, strict=True) if output is None]
+        outputs = store.get_many_dated(case.id, [request.key for request in group])
+        absent = [r.sample for r, (output, _) in zip(group, outputs, strict=True) if output is None]
         if absent:
             missing[case.id] = absent
         elif not missing:
-            samples = [score(r, Answer(o)) for r, o in zip(group, outputs, strict=True)]
+            samples = [
+                score(r, Answer(o, captured_at=at))
+                for r, (o, at) in zip(group, outputs, strict=True)
+            ]
             results.append(judge(case, samples))
     if missing:
         raise MissingRecordingError(missing_message(missing, store))
@@ -241,6 +255,7 @@ def judge_sample(
     answer: Answer,
     loaded: LoadedConfig | None = None,
     grader: Grader | None = None,
+    services: Services | None = None,
 ) -> SampleResult:
     if answer.output is None:
         return SampleResult(sample=sample, status="error", reason=answer.error or "no output")
@@ -257,16 +272,23 @@ def judge_sample(
         "model": output.model,
         "stop_reason": output.stop_reason,
         "tool_calls": [call.model_dump(exclude_none=True) for call in output.tool_calls],
+        "captured_at": answer.captured_at,
     }
     try:
         verdicts = checks.evaluate(
             case.judges,
             checks.Subject.of(
-                output, case, grader, cost_usd=cost, declared_tools=_declared_tools(loaded)
+                output,
+                case,
+                grader,
+                cost_usd=cost,
+                declared_tools=_declared_tools(loaded),
+                services=services,
             ),
         )
     except SystemCallError as exc:
-        return SampleResult(sample=sample, status="error", reason=redact(f"judge: {exc}"), **usage)
+        what = getattr(exc, "service", "judge")  # the judge, or a service (gate.services)
+        return SampleResult(sample=sample, status="error", reason=redact(f"{what}: {exc}"), **usage)
     failed = [v for v in verdicts if not v.ok]
     return SampleResult(
         sample=sample,
@@ -361,6 +383,7 @@ def make_grader(
     reuse_recorded: bool,
 ) -> Grader | None:
     """The pinned judge, when any case asks for one; a ConfigError when none is pinned."""
+    require_pins(loaded, cases)  # and the services' pins: `validate` checks them here too
     judged = [case for case in cases if checks.uses_judge(case.expect)]
     if not judged:
         return None
@@ -399,6 +422,7 @@ def prepare_user_checks(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
 
 def import_python_target(loaded: LoadedConfig) -> None:
     """`validate`: import a python system's target, blaming the config's line on failure."""
+    import_targets(loaded)  # the embeddings and moderation services' python targets
     system = loaded.config.system
     if system.provider != "python" or not system.target:
         return
@@ -448,12 +472,15 @@ def execute(
     grader = make_grader(
         loaded, cases, mode, store, reuse_recorded=mode == "record" and only_missing
     )
+    services = build_services(
+        loaded, cases, mode, store, reuse_recorded=mode == "record" and only_missing
+    )
 
     ordered = sorted(cases, key=lambda c: c.id)
     prepare_user_checks(loaded, cases)
 
     def score(request: Request, answer: Answer) -> SampleResult:
-        return judge_sample(request.case, request.sample, answer, loaded, grader)
+        return judge_sample(request.case, request.sample, answer, loaded, grader, services)
 
     def judge(case: Case, samples: list[SampleResult]) -> CaseResult:
         threshold = case.min_pass_rate
@@ -467,6 +494,8 @@ def execute(
         system = systems.create(resolved, loaded.root, {"config": loaded})
         if grader is not None:
             grader.prepare()
+        if services is not None:
+            services.prepare()
 
     def work(request: Request) -> SampleResult:
         assert system is not None
@@ -495,15 +524,16 @@ def execute(
             for request in batch:
                 by_case.setdefault(request.case.id, []).append(request)
             for case_id, group in by_case.items():
-                outputs = store.get_many(case_id, [request.key for request in group])
-                for request, output in zip(group, outputs, strict=True):
+                outputs = store.get_many_dated(case_id, [request.key for request in group])
+                for request, (output, captured_at) in zip(group, outputs, strict=True):
                     if output is None:
                         missing.setdefault(case_id, []).append(request.sample)
                     else:
-                        scored[request] = score(request, Answer(output))
+                        scored[request] = score(request, Answer(output, captured_at=captured_at))
             if missing:
                 raise MissingRecordingError(missing_message(missing, store))
             raise_missing_judgements(grader, store)
+            raise_missing_services(services, store)
             return scored, False
         progress = _progress_bar(len(batch), show_progress, mode)
         try:
@@ -521,6 +551,7 @@ def execute(
         # Streams: each case is judged as its recordings are read (100,000-case suites).
         results = replay(ordered, requests, store, judge, score)
         raise_missing_judgements(grader, store)
+        raise_missing_services(services, store)
     else:
         scored, interrupted = resolve(requests)
         by_case: dict[str, list[SampleResult]] = {}

@@ -1,4 +1,4 @@
-"""`casegate init`: a starter config, two example cases and the four workflows.
+"""`casegate init`: a starter config, two example cases and the five workflows.
 
 The files live in `gate/scaffold/`; the workflows name the Action as `{{ action }}`,
 filled in with the reference the user gives (this repository's own workflows are
@@ -30,6 +30,7 @@ FILES = {
     "workflows/casegate-model-swap.yml": ".github/workflows/casegate-model-swap.yml",
     "workflows/casegate-baseline.yml": ".github/workflows/casegate-baseline.yml",
     "workflows/casegate-comment.yml": ".github/workflows/casegate-comment.yml",
+    "workflows/casegate-drift.yml": ".github/workflows/casegate-drift.yml",
     "gitignore": GITIGNORE,
 }
 
@@ -137,7 +138,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`casegate init [--dir PATH] [--action REF] [--provider NAME]`."""
     init = commands.add_parser(
-        "init", help="write a starter config, two example cases and the four workflows"
+        "init", help="write a starter config, two example cases and the five workflows"
     )
     init.add_argument("--dir", type=Path, default=Path("."), help="where (default: here)")
     init.add_argument(

@@ -42,6 +42,8 @@ WITHHELD = (
     "GITHUB_ENV",
     "GITHUB_PATH",
     "GITHUB_STATE",
+    # the held-out slice's key (gate.holdout): the suite's code must never decrypt the slice
+    "CASEGATE_HOLDOUT_KEY",
 )
 
 
@@ -56,8 +58,11 @@ class ChildRun:
     output: str = ""
 
 
-def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    return {key: value for key, value in environ.items() if key not in WITHHELD}
+def child_environment(environ: Mapping[str, str], withhold: Sequence[str] = ()) -> dict[str, str]:
+    """`environ` without the variables the child never sees (and `withhold`, e.g. the
+    variable a config names for its held-out slice's key)."""
+    hidden = {*WITHHELD, *withhold}
+    return {key: value for key, value in environ.items() if key not in hidden}
 
 
 def _interpreter_flags() -> list[str]:
@@ -80,6 +85,7 @@ def run_supervised(
     environ: Mapping[str, str] | None = None,
     selection: Selection | None = None,
     reap: bool = False,
+    withhold: Sequence[str] = (),
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
 
@@ -110,7 +116,7 @@ def run_supervised(
         command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]
         child = subprocess.Popen(
             command,
-            env=child_environment(os.environ if environ is None else environ),
+            env=child_environment(os.environ if environ is None else environ, withhold),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.STDOUT if capture else None,

@@ -158,7 +158,7 @@ def test_the_base_criticality_and_thresholds_still_judge(runner: Runner, attack:
     open_pull_request(runner.workspace, ATTACKS[attack][0])
     finished = runner.run()
     assert finished.returncode == 1
-    assert runner.outputs()["critical-regressions"] == "2"
+    assert runner.outputs()["critical-regressions"] == "3"
     assert all(case_id in runner.summary() for case_id in CRITICAL)
 
 
@@ -171,7 +171,7 @@ def test_a_new_baseline_file_is_not_trusted(runner: Runner, candidate_results: P
     finished = runner.run()
     assert finished.returncode == 1
     assert "baseline path: baselines/support.json → baselines/pr.json" in finished.stdout
-    assert runner.outputs()["critical-regressions"] == "2"  # judged against the base's baseline
+    assert runner.outputs()["critical-regressions"] == "3"  # judged against the base's baseline
 
 
 def test_a_baseline_edited_in_place_or_through_a_link_is_not_trusted(
@@ -186,7 +186,7 @@ def test_a_baseline_edited_in_place_or_through_a_link_is_not_trusted(
     finished = runner.run()
     assert finished.returncode == 1
     assert "baselines/support.json edited by this pull request" in finished.stdout
-    assert runner.outputs()["critical-regressions"] == "2"
+    assert runner.outputs()["critical-regressions"] == "3"
 
 
 def test_a_baseline_input_is_a_ruler_change(runner: Runner, candidate_results: Path) -> None:
@@ -433,7 +433,7 @@ def test_a_head_that_is_itself_a_merge_cannot_choose_its_base(
     event = pull_request_event(runner.base_sha, head_sha=head)
     finished = runner.run(event=event)
     assert finished.returncode == 1, finished.stdout + finished.stderr
-    assert runner.outputs()["critical-regressions"] == "2"
+    assert runner.outputs()["critical-regressions"] == "3"
     assert "not GitHub's merge commit" in finished.stdout
 
 
@@ -473,6 +473,6 @@ def test_accepting_a_looser_rule_does_not_accept_a_rewritten_baseline(
     finished = runner.run(event=event)
     # The label accepts the pull request's rule and criticality; the comparison is still
     # with the base's baseline, so the regressions are there for the reviewer to see.
-    assert "regressions (3)" in finished.stdout
+    assert "regressions (5)" in finished.stdout
     assert "complaint-no-invented-discount" in finished.stdout
     assert "✓ accepted, loosens" in finished.stdout

@@ -840,6 +840,9 @@ ALL_CHECKS: dict[str, Any] = {
     "tool_args": {"t": {"a.b": 1}},
     "tool_args_valid": True,
     "tool_args_schema": {"t": {"type": "object", "required": ["a"]}},
+    "similar": {"to": "a b", "min": 0.5, "method": "lexical"},
+    "levenshtein": {"to": "ab", "max": 2},
+    "moderation": {"max_score": 0.5},
     "normalize": ["strip", "lower", "collapse_whitespace"],
 }
 

@@ -32,6 +32,7 @@ from gate.importers import add_parser, cmd_import
 from gate.importers.promptfoo import PROMPTFOO_VERSION, import_promptfoo, js_string, split_values
 from gate.templates import check_templates, render
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
+from tests.fakes.openai_services import FakeOpenAIServices
 from tests.test_cli import casegate
 
 DATA = Path(__file__).parent / "data" / "promptfoo"
@@ -74,11 +75,20 @@ def validate_all(out: Path) -> None:
         assert finished.stdout.startswith("ok: ")
 
 
-def record_and_replay(out: Path, server: FakeLLMServer, *, judge: bool = False) -> dict[str, Any]:
-    """Record through the loopback server, then replay with the config as imported."""
+def record_and_replay(
+    out: Path,
+    server: FakeLLMServer,
+    *,
+    judge: bool = False,
+    services: FakeOpenAIServices | None = None,
+) -> dict[str, Any]:
+    """Record through the loopback servers, then replay with the config as imported."""
     sets = ["--set", f"system.base_url={server.url}/v1"]
     if judge:
         sets += ["--set", f"judge.base_url={server.url}/v1"]
+    if services is not None:
+        for pin in ("embeddings", "moderation"):
+            sets += ["--set", f"{pin}.base_url={services.url}/v1"]
     recorded = casegate("record", *sets, "--quiet", "--out", "recorded.json", cwd=out)
     assert recorded.returncode == 0, recorded.stderr
     replayed = casegate("run", "--quiet", "--out", "replayed.json", cwd=out)
@@ -259,7 +269,16 @@ def test_grading_suite_maps_json_words_and_judge_and_stubs_the_code(
     assert "`output` is the output after `transform: JSON.parse(output).severity`" in module
 
     llm_server.reply = scripted(TRIAGE_ANSWERS, {"billing team": "FAIL: no team is named"})
-    verdicts = record_and_replay(out, llm_server, judge=True)
+    with FakeOpenAIServices() as services:
+        verdicts = record_and_replay(out, llm_server, judge=True, services=services)
+        assert [call.body["model"] for call in services.calls("/v1/embeddings")] == [
+            "text-embedding-3-large"
+        ]
+        assert [call.body["model"] for call in services.calls("/v1/moderations")] == [
+            "omni-moderation-latest"
+        ]
+    measured = verdicts["checks-casegate-has-planned"]["checks"]
+    assert {check["check"] for check in measured} >= {"similar", "levenshtein", "moderation"}
     assert verdicts["severity-as-json"]["status"] == "pass"
     assert verdicts["calm-tone"]["status"] == "pass"  # the judge said PASS
     assert verdicts["rubric-with-the-expected-value"]["reason"] == "judge: no team is named"
@@ -272,9 +291,10 @@ def test_grading_suite_maps_json_words_and_judge_and_stubs_the_code(
 
     migration = (out / "MIGRATION.md").read_text()
     for needed in (
-        "casegate's check for `levenshtein` is planned",
-        "casegate's check for `similar` is planned",
-        "casegate's check for `moderation` is planned",
+        "→ `similar` (method embedding, min 0.75; `embeddings:` pins promptfoo's default model "
+        "text-embedding-3-large)",
+        "→ `levenshtein` (max 5 edits)",
+        "promptfoo fails when the API flags the output, casegate when a score passes the limit",
         "the provider declares no `tools` in its config, so there is no schema",
         "`threshold: 0.5`: promptfoo passes the test when the weighted score",
         "`assert-set` with `threshold: 0.5`",
@@ -282,10 +302,9 @@ def test_grading_suite_maps_json_words_and_judge_and_stubs_the_code(
         "the judge is pinned to promptfoo's grader `openai:chat:gpt-4.1-mini-2025-04-14`",
     ):
         assert needed in migration, needed
-    assert 'original: `{"type": "similar", "value": "a slow site"}`' in migration
     assert "`latency` below 2000 milliseconds → `max_latency_ms`" in migration
     assert "with `weight: 0` promptfoo never fails a test on it" in migration
-    assert "**14 of 24 assertions and 3 of 8 tests were mapped mechanically**" in migration
+    assert "**17 of 24 assertions and 3 of 8 tests were mapped mechanically**" in migration
 
 
 # --- a provider without an adapter, prompts from files, code that never runs ------------
@@ -853,6 +872,9 @@ kinds = st.sampled_from(
         "contains-json",
         "finish-reason",
         "is-valid-openai-tools-call",
+        "similar",
+        "levenshtein",
+        "moderation",
     ]
 )
 assertion_values = st.one_of(

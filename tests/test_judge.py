@@ -266,3 +266,23 @@ def test_a_null_temperature_sends_none(project: Project, llm_server: FakeLLMServ
     assert main(["run", "--mode", "live", "--quiet", "--out", "live.json"]) == 0
     assert all("temperature" not in r.body for r in llm_server.received)
     assert results_of("live.json")["apology"]["status"] == "pass"
+
+
+def test_an_explicit_pointwise_mode_replays_the_same_verdicts(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    llm_server.reply = grading_judge
+    judged_project(project, llm_server)
+    assert main(["record", "--quiet"]) == 0
+    calls = len(llm_server.received)
+    pointwise = {"rubric": RUBRIC, "mode": "pointwise"}
+    project.write_cases(
+        [
+            case("apology", "sorry it broke", judge=pointwise, fields_={"critical": True}),
+            case("blunt", "policy says no", judge=pointwise),
+        ]
+    )
+    assert main(["run", "--quiet", "--out", "replay.json"]) == 0
+    assert len(llm_server.received) == calls  # the same keys: nothing asked again
+    results = results_of("replay.json")
+    assert results["apology"]["status"] == "pass" and results["blunt"]["status"] == "fail"

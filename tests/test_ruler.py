@@ -75,6 +75,9 @@ def test_an_unchanged_ruler_has_no_changes(repo: Project, tmp_path: Path) -> Non
         ("gate.alpha=0.1", "+ gate rule: alpha 0.02 → 0.1"),
         ("gate.on_inconclusive=block", "+ gate rule: on_inconclusive ship → block"),
         ("gate.max_cost_increase=0.1", "+ gate rule: max_cost_increase none → 0.1"),
+        ("gate.min_pass_rate=0.9", "+ gate rule: min_pass_rate none → 0.9"),
+        ("gate.max_cost_usd=2", "+ gate rule: max_cost_usd none → 2"),
+        ("gate.max_errors=0", "+ gate rule: max_errors none → 0"),
         ("samples=3", "- samples: 1 → 3"),  # repeated samples switch the tests on
         ("samples=auto", "- samples: 1 → auto"),
         ("min_pass_rate=0.5", "- min_pass_rate: 1 → 0.5"),
@@ -108,7 +111,7 @@ def test_case_level_changes(repo: Project, tmp_path: Path) -> None:
     assert found[0].startswith("-")  # loosening first
     assert set(found) == {
         "- critical case greet: made non-critical",
-        "- case echo: expect changed without a version bump",
+        "- case echo: expect changed without a version bump: contains 'world' → 'w'",
         "- case echo: min_pass_rate 1 → 0.5",
         "- case echo: weight 1 → 2",
         "- case other: removed from the selection",
@@ -151,12 +154,12 @@ def test_a_version_bump_with_a_new_expectation_sets_a_plain_case_aside(
     repo.write_cases([greet, {**echo, "expect": {"contains": "w"}, "version": 2}, other])
     assert changes_after(repo, tmp_path) == [
         "+ case echo: version 1 → 2",
-        "+ case echo: expect changed",
+        "+ case echo: expect changed: contains 'world' → 'w'",
     ]
     repo.write_cases([{**greet, "expect": {"contains": "h"}, "version": 2}, echo, other])
     assert set(changes_after(repo, tmp_path)) == {
         "- critical case greet: version 1 → 2",
-        "- critical case greet: expect changed",
+        "- critical case greet: expect changed: contains 'hello' → 'h'",
     }
 
 
@@ -407,3 +410,90 @@ def test_a_price_change_loosens_only_while_a_cost_rule_is_set(
 def init_repository_commit(repo: Project) -> None:
     git("add", "-A", cwd=repo.root)
     git("commit", "-qm", "a cost rule", cwd=repo.root)
+
+
+@given(
+    before=st.one_of(st.none(), st.floats(0, 1, allow_nan=False)),
+    after=st.one_of(st.none(), st.floats(0, 1, allow_nan=False)),
+)
+def test_a_lower_or_removed_pass_rate_floor_loosens(
+    before: float | None, after: float | None
+) -> None:
+    if before is None or after is None:
+        expected = after is None and before is not None
+    else:
+        expected = after < before
+    assert ruler._loosens(ruler.RULE_DIRECTIONS["min_pass_rate"], before, after) == expected
+
+
+@pytest.mark.parametrize("key", ["max_cost_usd", "max_latency_p95_ms", "max_errors"])
+@pytest.mark.parametrize(
+    ("before", "after", "loosens"),
+    [(None, 1, False), (1, None, True), (1, 2, True), (2, 1, False), (0, 1, True)],
+)
+def test_a_higher_or_removed_budget_loosens(
+    key: str, before: int | None, after: int | None, loosens: bool
+) -> None:
+    assert ruler._loosens(ruler.RULE_DIRECTIONS[key], before, after) == loosens
+
+
+def test_declared_tool_schemas_are_ruler_while_cases_rely_on_them(
+    project: Project, tmp_path: Path
+) -> None:
+    strict = {"type": "object", "properties": {"id": {"type": "string"}}}
+    system = yaml.safe_load(project.config_path.read_text())["system"]
+    edit_config(project, system={**system, "tools": [{"name": "lookup", "parameters": strict}]})
+    project.write_cases([case("look", "x", tool_args_valid=True), *CASES[1:]])
+    init_repository(project.root)
+    loose = {"type": "object", "properties": {"id": {"type": ["string", "integer"]}}}
+    edit_config(project, system={**system, "tools": [{"name": "lookup", "parameters": loose}]})
+    assert changes_after(project, tmp_path / "a") == [
+        "- tool schemas: system.tools changed (lookup) while cases judge calls with tool_args_valid"
+    ]
+    # No case judges with the declared schemas: they are the system's own business.
+    project.write_cases(CASES)
+    init_repository_commit(project)
+    edit_config(project, system={**system, "tools": [{"name": "lookup", "parameters": strict}]})
+    assert changes_after(project, tmp_path / "b") == []
+
+
+def test_a_python_instruments_code_is_part_of_the_ruler(tmp_path: Path) -> None:
+    # A rigged embedder scores everything as similar: its source is judged like a check's.
+    project = Project(tmp_path / "p")
+    project.root.mkdir()
+    project.write_system()
+    project.write_text("vectors.py", "SIZE = 4\n")
+    project.write_text(
+        "embedder.py", "from vectors import SIZE\ndef embed(texts):\n    return [[1.0] * SIZE]\n"
+    )
+    project.write_config(
+        embeddings={"provider": "python", "target": "embedder:embed", "model": "words-v1"}
+    )
+    project.write_cases([case("a", "hi", similar={"to": "hello", "min": 0.5})])
+    init_repository(project.root)
+    assert changes_after(project, tmp_path / "same") == []
+    for file in ("embedder.py", "vectors.py"):
+        original = (project.root / file).read_text()
+        (project.root / file).write_text(original + "# everything is close now\n")
+        found = changes_after(project, tmp_path / f"scratch-{file}")
+        assert f"- instrument module {file.removesuffix('.py')}: source changed" in found, found
+        (project.root / file).write_text(original)
+
+
+def test_a_version_bump_takes_a_pairwise_case_out_of_its_rule_only_with_acceptance(
+    project: Project, tmp_path: Path
+) -> None:
+    pairwise = {"rubric": "Which answer is warmer?", "mode": "pairwise"}
+    project.write_config(
+        judge={"provider": "openai", "model": "judge-2025-01-01"},
+        gate={"max_pairwise_loss_rate": 0.2},
+    )
+    project.write_cases([case("tone", "hi", judge=pairwise), *CASES[1:]])
+    init_repository(project.root)
+    bumped = {**case("tone", "hi", judge=pairwise, max_words=50), "version": 2}
+    project.write_cases([bumped, *CASES[1:]])
+    assert changes_after(project, tmp_path / "a") == [
+        "- case tone: version 1 → 2 (its pairwise comparison is skipped while "
+        "max_pairwise_loss_rate is set)",
+        "+ case tone: expect changed: max_words added",
+    ]

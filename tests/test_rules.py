@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gate.compare import compare
 from gate.config import GateConfig
-from gate.results import CaseResult
+from gate.results import EPSILON, CaseResult
 from gate.rules import decide
-from tests.factories import result, run
+from gate.stats import wilson
+from tests.factories import result, run, sampled
 
 
 def verdict_of(baseline: list[CaseResult], candidate: list[CaseResult], **rule: object):  # type: ignore[no-untyped-def]
@@ -116,3 +122,172 @@ def test_every_reason_that_fires_is_listed() -> None:
     candidate = [result("c", "fail", critical=True), result("x", "error", reason="down")]
     rules = [r.rule for r in verdict_of(baseline, candidate).reasons]
     assert rules == ["critical_regression", "pass_rate_drop", "errors"]
+
+
+# --- absolute floors and budgets ------------------------------------------------------
+
+
+def passing(count: int, failing: int = 0, **fields: object) -> list[CaseResult]:
+    return [result(f"p{i}", **fields) for i in range(count)] + [  # type: ignore[arg-type]
+        result(f"f{i}", "fail", **fields)  # type: ignore[arg-type]
+        for i in range(failing)
+    ]
+
+
+def test_the_pass_rate_floor_holds_whatever_the_baseline() -> None:
+    # Nothing dropped (the baseline is as bad): only the floor blocks.
+    cases = passing(16, 4)
+    verdict = verdict_of(cases, cases, min_pass_rate=0.85)
+    assert [(r.rule, r.message) for r in verdict.reasons] == [
+        ("min_pass_rate", "pass rate 0.80 is below the floor 0.85")
+    ]
+    assert verdict_of(passing(17, 3), passing(17, 3), min_pass_rate=0.85).decision == "ship"
+    assert verdict_of(cases, cases).decision == "ship"  # off by default
+
+
+def test_the_floor_reads_the_weighted_rate_with_enough_digits_to_differ() -> None:
+    heavy = [result("a", weight=8499), result("b", "fail", weight=1501)]
+    verdict = verdict_of(heavy, heavy, min_pass_rate=0.85)
+    assert verdict.reasons[0].message == "pass rate 0.8499 is below the floor 0.85"
+
+
+def test_with_samples_the_floor_must_be_proven_one_sided() -> None:
+    few = [sampled("a", 18, 20), sampled("b", 17, 20)]
+    verdict = verdict_of(few, few, min_pass_rate=0.85)
+    assert [r.message for r in verdict.reasons] == [
+        "with 20 samples per case the sample pass rate 0.88 (35/40 samples passed) does not "
+        "prove ≥ 0.85 (one-sided Wilson lower bound 0.73 at alpha 0.02): more samples, or "
+        "more cases, would"
+    ]
+    many = [sampled(f"c{i}", 19, 20) for i in range(20)]  # 380/400: lower bound 0.92
+    assert verdict_of(many, many, min_pass_rate=0.85).decision == "ship"
+    low = [sampled("a", 16, 20), sampled("b", 4, 10)]
+    assert verdict_of(low, low, min_pass_rate=0.85).reasons[0].message == (
+        "sample pass rate 0.67 (20/30 samples passed) is below the floor 0.85"
+    )
+
+
+def test_a_perfect_run_of_20_samples_proves_0_8_but_not_0_85() -> None:
+    perfect = [sampled("a", 20, 20)]  # one-sided Wilson lower bound at alpha 0.02: 0.826
+    assert verdict_of(perfect, perfect, min_pass_rate=0.8).decision == "ship"
+    assert verdict_of(perfect, perfect, min_pass_rate=0.85).decision == "block"
+    assert verdict_of(perfect, perfect, min_pass_rate=0.85, alpha=0.3).decision == "ship"
+
+
+@given(
+    passes=st.integers(0, 60),
+    extra=st.integers(0, 60),
+    floor=st.floats(0, 1, allow_nan=False),
+    alpha=st.sampled_from([0.01, 0.02, 0.05, 0.2]),
+)
+def test_the_sampled_floor_blocks_exactly_below_the_wilson_bound(
+    passes: int, extra: int, floor: float, alpha: float
+) -> None:
+    samples = max(passes + extra, 2)
+    passes = min(passes, samples)
+    cases = [sampled("a", passes, samples)]
+    blocked = verdict_of(cases, cases, min_pass_rate=floor, alpha=alpha).decision == "block"
+    low, _ = wilson(passes, samples, NormalDist().inv_cdf(1 - alpha))
+    assert blocked == (low + EPSILON < floor)
+    if passes < samples:  # one more passing sample never turns ship into block
+        better = [sampled("a", passes + 1, samples)]
+        improved = verdict_of(better, better, min_pass_rate=floor, alpha=alpha)
+        assert improved.decision == "ship" or blocked
+
+
+def test_errored_samples_count_against_the_floor() -> None:
+    cases = [sampled("a", 20, 20), result("down", "error", reason="503")]
+    verdict = verdict_of(cases, cases, min_pass_rate=0.5, block_on_errors=False)
+    assert verdict.decision == "ship"  # 20/21
+    verdict = verdict_of(cases, cases, min_pass_rate=0.99, block_on_errors=False)
+    assert "(20/21 samples passed)" in verdict.reasons[0].message
+
+
+def test_the_cost_budget_of_the_run() -> None:
+    cases = [result("a", cost=0.02), result("b", cost=0.015)]
+    assert verdict_of(cases, cases, max_cost_usd=0.05).decision == "ship"
+    verdict = verdict_of(cases, cases, max_cost_usd=0.03)
+    assert [(r.rule, r.message) for r in verdict.reasons] == [
+        ("max_cost_usd", "the run cost $0.0350, above the budget max_cost_usd $0.03")
+    ]
+
+
+def test_a_cost_budget_that_cannot_be_checked_blocks() -> None:
+    cases = [result("a", cost=0.01), result("b")]
+    verdict = verdict_of(cases, cases, max_cost_usd=1)
+    assert verdict.decision == "block"
+    assert verdict.reasons[0].cases == ["b"]
+    assert verdict.reasons[0].message.startswith("the cost of 1 case(s) is unknown")
+
+
+def test_the_latency_budget_of_the_run() -> None:
+    cases = [result(str(i), latency=100 * (i + 1)) for i in range(20)]  # p95: 1,905 ms
+    assert verdict_of(cases, cases, max_latency_p95_ms=2000).decision == "ship"
+    verdict = verdict_of(cases, cases, max_latency_p95_ms=1500)
+    assert [r.message for r in verdict.reasons] == [
+        "latency p95 1,905 ms is above the budget max_latency_p95_ms 1,500 ms"
+    ]
+    unknown = [result("a")]
+    assert (
+        "cannot be checked" in verdict_of(unknown, unknown, max_latency_p95_ms=1).reasons[0].message
+    )
+
+
+def test_max_errors_tolerates_a_few_once_block_on_errors_is_off() -> None:
+    baseline = passing(5)
+    candidate = [*passing(3), result("x", "error", reason="503"), result("y", "error")]
+    lenient = {"block_on_errors": False, "block_on_pass_rate_drop": False}
+    assert verdict_of(baseline, candidate, max_errors=2, **lenient).decision == "ship"
+    verdict = verdict_of(baseline, candidate, max_errors=1, **lenient)
+    assert [(r.rule, r.message, r.cases) for r in verdict.reasons] == [
+        ("max_errors", "2 case(s) in error on the candidate, more than max_errors 1", ["x", "y"])
+    ]
+    # Next to block_on_errors, which still blocks on the first error by itself.
+    assert [r.rule for r in verdict_of(baseline, candidate, max_errors=2).reasons] == ["errors"]
+
+
+def test_cases_a_pull_request_adds_cannot_lift_the_floor() -> None:
+    # The base's floor blocks 18 of 20; sixty easy new cases would make it 78 of 80.
+    baseline = passing(18, 2)
+    padded = [*passing(18, 2), *[result(f"easy-{i}", weight=5) for i in range(60)]]
+    verdict = verdict_of(baseline, padded, min_pass_rate=0.95)
+    assert [(r.rule, r.message) for r in verdict.reasons] == [
+        (
+            "min_pass_rate",
+            "pass rate 0.90 is below the floor 0.95 (over the 20 case(s) the baseline has too; "
+            "60 new case(s) count once a baseline has them)",
+        )
+    ]
+    # Cases on both sides count, whatever was added: only the shared ones are held back.
+    assert verdict_of(padded, padded, min_pass_rate=0.95).decision == "ship"
+
+
+def test_fast_cases_a_pull_request_adds_cannot_pull_down_the_latency_p95() -> None:
+    baseline = [result(str(i), latency=3.0) for i in range(20)]
+    padded = [*baseline, *[result(f"fast-{i}", latency=1.0) for i in range(40)]]
+    verdict = verdict_of(baseline, padded, max_latency_p95_ms=2.5)
+    assert [r.message for r in verdict.reasons] == [
+        "latency p95 3 ms is above the budget max_latency_p95_ms 2.5 ms (over the 20 case(s) "
+        "the baseline has too; 40 new case(s) count once a baseline has them)"
+    ]
+
+
+def test_a_critical_case_that_errs_instead_of_failing_still_blocks() -> None:
+    # With errors tolerated, an error must not be the way a critical regression ships.
+    lenient = {"block_on_errors": False, "max_errors": 3, "tolerance": 0.5}
+    baseline = [result("refund", critical=True), *passing(4)]
+    candidate = [result("refund", "error", critical=True, reason="bad vector"), *passing(4)]
+    verdict = verdict_of(baseline, candidate, **lenient)
+    assert [(r.rule, r.cases) for r in verdict.reasons] == [("critical_regression", ["refund"])]
+    assert verdict.reasons[0].message == (
+        "1 critical case(s) passed on the baseline and could not be judged on the candidate (error)"
+    )
+    # A re-versioned critical case in error has no baseline verdict to vouch for it.
+    bumped = [result("refund", "error", critical=True, version=2), *passing(4)]
+    verdict = verdict_of(baseline, bumped, **lenient)
+    assert [(r.rule, r.cases) for r in verdict.reasons] == [
+        ("critical_without_baseline", ["refund"])
+    ]
+    # A non-critical case in error stays under the error rules.
+    quiet = [result("refund", critical=True), result("p0", "error"), *passing(4)[1:]]
+    assert verdict_of(baseline, quiet, **lenient).decision == "ship"

@@ -174,6 +174,7 @@ WORKFLOWS = [
     "casegate-model-swap.yml",
     "casegate-baseline.yml",
     "casegate-comment.yml",
+    "casegate-drift.yml",
 ]
 
 

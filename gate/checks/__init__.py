@@ -26,6 +26,8 @@ from gate.checks.base import (
 from gate.checks.custom import SampleView, custom, custom_specs, prepared_problems
 from gate.checks.figures import finish_reason, max_cost_usd, max_latency_ms, max_output_tokens
 from gate.checks.graded import llm_judge, uses_judge
+from gate.checks.moderation import moderated_text, moderation
+from gate.checks.similar import embedded_texts, embedding_reference, levenshtein, similar
 from gate.checks.structured import (
     citations,
     fields,
@@ -74,10 +76,14 @@ __all__ = [
     "build",
     "custom_specs",
     "declared_tools",
+    "embedded_texts",
+    "embedding_reference",
     "evaluate",
     "llm_judge",
+    "moderated_text",
     "pattern_size",
     "prepared_problems",
+    "service_checks",
     "uses_judge",
 ]
 
@@ -112,10 +118,19 @@ REGISTRY: dict[str, Factory] = {
     "tool_args_schema": tool_args_schema,
     "check": custom,
     "judge": llm_judge,
+    "similar": similar,
+    "levenshtein": levenshtein,
+    "moderation": moderation,
 }
 
 MODIFIERS = {"normalize", "extract_json"}
 KNOWN_KEYS = set(REGISTRY) | MODIFIERS
+
+
+def service_checks(expect: Mapping[str, Any]) -> set[str]:
+    """The case's checks that measure with a pinned service (embeddings, moderation)."""
+    names = {"similar"} if embedding_reference(expect) is not None else set()
+    return names | ({"moderation"} & set(expect))
 
 
 def modifiers_of(expect: Mapping[str, Any]) -> Modifiers:

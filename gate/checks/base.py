@@ -55,6 +55,8 @@ class Subject:
     model: str | None = None
     #: tool name → the `parameters` schema the system declares for it (None: it declares none)
     declared_tools: Mapping[str, Any] | None = None
+    #: the pinned embeddings and moderation services (gate.services.Services), if any
+    services: Any = None
     _json: dict[bool, ParsedJson] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -66,6 +68,7 @@ class Subject:
         *,
         cost_usd: float | None = None,
         declared_tools: Mapping[str, Any] | None = None,
+        services: Any = None,
     ) -> Subject:
         """`cost_usd`: the cost priced from the config when the output carries none."""
         return cls(
@@ -81,6 +84,7 @@ class Subject:
             input_tokens=output.input_tokens,
             model=output.model,
             declared_tools=declared_tools,
+            services=services,
         )
 
     def parsed_json(self, *, extract: bool = False) -> ParsedJson:

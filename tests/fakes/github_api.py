@@ -6,6 +6,10 @@
 - `PATCH /repos/{owner}/{repo}/issues/comments/{id}`
 - `GET /repos/{owner}/{repo}/pulls` with `state` and `head` (`owner:branch`), as
   the comment workflow finds a fork's pull request
+- `GET /repos/{owner}/{repo}/issues` with `labels`, `creator`, `state`, `per_page`/`page`
+  (pull requests listed too, as GitHub does), `POST /repos/{owner}/{repo}/issues`
+  and `PATCH /repos/{owner}/{repo}/issues/{number}`, for the drift issue; an issue's
+  comments are the `comments` of its number
 
 It checks the bearer token (401 "Bad credentials" otherwise), can act as a
 fork's read-only token (403 on writes), and answers scripted faults
@@ -31,6 +35,12 @@ from tests.fakes.loopback import LoopbackServer, QuietHandler
 LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 ONE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$")
 PULLS = re.compile(r"^/repos/([^/]+/[^/]+)/pulls$")
+ISSUES = re.compile(r"^/repos/([^/]+/[^/]+)/issues$")
+ISSUE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)$")
+#: GitHub refuses an issue or comment body longer than this (HTTP 422)
+BODY_LIMIT = 65_536
+#: what PATCH /issues/{number} changes here
+EDITABLE = frozenset({"title", "body", "state", "state_reason"})
 
 
 @dataclass
@@ -59,6 +69,7 @@ class FakeGitHub(LoopbackServer):
         self.identity = identity
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.pulls: list[dict[str, Any]] = []
+        self.issues: list[dict[str, Any]] = []
         self.faults: list[Fault] = []
         self.seen: list[Seen] = []
         self._next_id = 1000
@@ -94,6 +105,34 @@ class FakeGitHub(LoopbackServer):
             self.pulls.append(pull)
         return pull
 
+    def add_issue(
+        self,
+        body: str,
+        *,
+        labels: tuple[str, ...] = (),
+        login: str = "someone",
+        title: str = "an issue",
+        state: str = "open",
+        pull_request: bool = False,
+    ) -> dict[str, Any]:
+        """An issue (or, with `pull_request`, a pull request as the issues endpoint lists it)."""
+        with self._lock:
+            number = len(self.issues) + 1
+            issue: dict[str, Any] = {
+                "number": number,
+                "title": title,
+                "body": body,
+                "state": state,
+                "state_reason": None,
+                "labels": [{"name": name} for name in labels],
+                "user": {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"},
+                "html_url": f"https://github.example/issues/{number}",
+            }
+            if pull_request:
+                issue["pull_request"] = {"url": f"https://github.example/pulls/{number}"}
+            self.issues.append(issue)
+            return issue
+
     def writes(self) -> list[Seen]:
         return [seen for seen in self.seen if seen.method in ("POST", "PATCH")]
 
@@ -126,6 +165,8 @@ class FakeGitHub(LoopbackServer):
                     self._send(fault.status, {"message": fault.message}, fault.headers)
                 elif method != "GET" and api.read_only:
                     self._send(403, {"message": "Resource not accessible by integration"})
+                elif len((body or {}).get("body") or "") > BODY_LIMIT:
+                    self._send(422, {"message": "Validation Failed: body is too long"})
                 elif (match := LIST.match(parts.path)) and method == "GET":
                     self._list(int(match.group(2)), parse_qs(parts.query))
                 elif (match := LIST.match(parts.path)) and method == "POST":
@@ -136,6 +177,19 @@ class FakeGitHub(LoopbackServer):
                     self._update(int(match.group(2)), body["body"])
                 elif PULLS.match(parts.path) and method == "GET":
                     self._pulls(parse_qs(parts.query))
+                elif ISSUES.match(parts.path) and method == "GET":
+                    self._issues(parse_qs(parts.query))
+                elif ISSUES.match(parts.path) and method == "POST":
+                    labels = tuple(body.get("labels") or ())
+                    created = api.add_issue(
+                        body.get("body") or "",
+                        labels=labels,
+                        login=api.identity,
+                        title=body["title"],
+                    )
+                    self._send(201, created)
+                elif (match := ISSUE.match(parts.path)) and method == "PATCH":
+                    self._edit_issue(int(match.group(2)), body)
                 else:
                     self._send(404, {"message": "Not Found"})
 
@@ -164,6 +218,36 @@ class FakeGitHub(LoopbackServer):
                     and (head is None or pull["head"]["label"] == head)
                 ]
                 self._send(200, pulls)
+
+            def _issues(self, query: dict[str, list[str]]) -> None:
+                # GitHub: every label named must be on the issue; state defaults to open.
+                state = query.get("state", ["open"])[0]
+                wanted = {n for n in query.get("labels", [""])[0].split(",") if n}
+                creator = query.get("creator", [None])[0]
+                found = [
+                    issue
+                    for issue in api.issues
+                    if state in ("all", issue["state"])
+                    and wanted <= {label["name"] for label in issue["labels"]}
+                    and creator in (None, issue["user"]["login"])
+                ]
+                per_page = int(query.get("per_page", ["30"])[0])
+                page = int(query.get("page", ["1"])[0])
+                headers = {}
+                last = max(1, -(-len(found) // per_page))
+                if page < last:
+                    base = f"{api.url}{urlsplit(self.path).path}?{urlsplit(self.path).query}"
+                    base = re.sub(r"&page=\d+", "", base)
+                    headers["link"] = f'<{base}&page={page + 1}>; rel="next"'
+                self._send(200, found[(page - 1) * per_page : page * per_page], headers)
+
+            def _edit_issue(self, number: int, fields: dict[str, Any]) -> None:
+                for issue in api.issues:
+                    if issue["number"] == number:
+                        issue.update({k: v for k, v in fields.items() if k in EDITABLE})
+                        self._send(200, issue)
+                        return
+                self._send(404, {"message": "Not Found"})
 
             def _update(self, comment_id: int, text: str) -> None:
                 for comments in api.comments.values():

@@ -32,6 +32,7 @@ class Reply:
     input_tokens: int = 12
     output_tokens: int = 7
     stop: str | None = None
+    system_fingerprint: str = "fp_fake1"  # OpenAI chat only: what a silent model update changes
 
 
 @dataclass
@@ -157,7 +158,7 @@ def chat_completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": reply.model or body.get("model"),
-        "system_fingerprint": "fp_fake1",
+        "system_fingerprint": reply.system_fingerprint,
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {
             "prompt_tokens": reply.input_tokens,

@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 from gate import checks
-from gate.importers.promptfoo.common import CHECKS_MODULE, PLANNED, NeedsPerson
+from gate.checks.moderation import CATEGORIES as moderation_categories
+from gate.importers.promptfoo.common import CHECKS_MODULE, NeedsPerson
 from gate.importers.promptfoo.js import js_string, plain, shown_value, split_values
 from gate.importers.promptfoo.nunjucks import render_value
 from gate.importers.promptfoo.reading import Folder, Yaml12Loader, parse_document
@@ -53,6 +54,8 @@ class Expect:
     budgets: dict[str, float] = field(default_factory=dict)
     finish_reasons: list[str] = field(default_factory=list)
     tool_args_valid: bool = False
+    #: `similar`, `levenshtein`, `moderation`: one of each per case
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def build(self) -> tuple[dict[str, Any], list[str]]:
         expect: dict[str, Any] = {}
@@ -128,6 +131,7 @@ class Expect:
             expect["finish_reason"] = reasons[0] if len(reasons) == 1 else reasons
         if self.tool_args_valid:
             expect["tool_args_valid"] = True
+        expect.update(self.measured)
         return expect, notes
 
 
@@ -349,8 +353,8 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
             f"`assert-set` with `threshold: {js_string(assertion.get('threshold'))}` passes when "
             "that share of its assertions passes; casegate's checks all must pass"
         )
-    if base in PLANNED:
-        raise NeedsPerson(f"casegate's check for `{base}` is planned, not built yet")
+    if base in _MEASURED and not inverse:
+        return _MEASURED[base](assertion, value, expect)
     raise NeedsPerson(f"casegate has no check for `{kind}`")
 
 
@@ -413,6 +417,102 @@ def _map_json(kind: str, value: Any, expect: Expect) -> str:
         raise NeedsPerson(str(exc)) from None
     expect.schemas.append(schema)
     return f"`{kind}` with a schema → `json_schema` {shown_value(schema, 120)}{note}"
+
+
+def _threshold(assertion: Mapping[str, Any], default: float, low: float, high: float) -> float:
+    threshold = assertion.get("threshold", default)
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not low <= threshold <= high
+    ):
+        raise NeedsPerson(
+            f"`threshold` {js_string(threshold)} is not a number from {low:g} to {high:g}"
+        )
+    return threshold
+
+
+def _only_one(expect: Expect, key: str, kind: str) -> None:
+    if key in expect.measured:
+        raise NeedsPerson(f"a second `{kind}`: a casegate case has one `{key}` check")
+
+
+def _map_similar(assertion: Mapping[str, Any], value: Any, expect: Expect) -> str:
+    if isinstance(value, list):
+        raise NeedsPerson(
+            "`similar` with several references passes when any one is close; casegate's "
+            "`similar` compares with one: pick it, or split the case"
+        )
+    if not isinstance(value, str) or not value.strip():
+        raise NeedsPerson("`similar` takes a non-empty reference text")
+    _only_one(expect, "similar", "similar")
+    minimum = _threshold(assertion, SIMILAR_THRESHOLD, 0, 1)
+    expect.measured["similar"] = {"to": value, "min": minimum, "method": "embedding"}
+    own = assertion.get("provider")
+    note = (
+        f"; its embedding provider {shown_value(own, 60)} is not carried over (one "
+        "`embeddings:` pin per suite)"
+        if own is not None
+        else ""
+    )
+    return (
+        f"`similar` {shown_value(value, 80)} → `similar` (method embedding, min {minimum:g}; "
+        f"`embeddings:` pins promptfoo's default model {EMBEDDINGS_MODEL}){note}"
+    )
+
+
+def _map_levenshtein(assertion: Mapping[str, Any], value: Any, expect: Expect) -> str:
+    if not isinstance(value, str):
+        raise NeedsPerson("`levenshtein` takes a reference text")
+    _only_one(expect, "levenshtein", "levenshtein")
+    limit = _threshold(assertion, LEVENSHTEIN_THRESHOLD, 0, 8000)
+    if limit != int(limit):
+        raise NeedsPerson(f"`threshold` {js_string(limit)} is not a whole number of edits")
+    expect.measured["levenshtein"] = {"to": value, "max": int(limit)}
+    return f"`levenshtein` {shown_value(value, 80)} → `levenshtein` (max {int(limit)} edits)"
+
+
+def _map_moderation(assertion: Mapping[str, Any], value: Any, expect: Expect) -> str:
+    categories = [] if value in (None, "") else value
+    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+        raise NeedsPerson("`moderation` takes a list of category names")
+    unknown = [c for c in categories if c not in moderation_categories]
+    if unknown:
+        raise NeedsPerson(f"moderation category {unknown[0]!r} is not one OpenAI's model scores")
+    _only_one(expect, "moderation", "moderation")
+    arg: dict[str, Any] = {"max_score": MODERATION_MAX_SCORE}
+    if categories:
+        arg["categories"] = list(categories)
+    expect.measured["moderation"] = arg
+    return (
+        f"`moderation` → `moderation: {{max_score: {MODERATION_MAX_SCORE}}}`: promptfoo fails "
+        "when the API flags the output, casegate when a score passes the limit (calibrate it)"
+    )
+
+
+#: promptfoo's defaults for what its assertions measure, as its documentation gives them
+SIMILAR_THRESHOLD = 0.75
+LEVENSHTEIN_THRESHOLD = 5
+EMBEDDINGS_MODEL = "text-embedding-3-large"
+MODERATION_MODEL = "omni-moderation-latest"
+#: casegate scores moderation; promptfoo takes the API's yes/no: a starting point
+MODERATION_MAX_SCORE = 0.5
+
+_MEASURED = {
+    "similar": _map_similar,
+    "levenshtein": _map_levenshtein,
+    "moderation": _map_moderation,
+}
+
+
+def service_pins(expects: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The `embeddings:` and `moderation:` pins the imported cases need."""
+    pins: dict[str, dict[str, Any]] = {}
+    if any(e.get("similar", {}).get("method") == "embedding" for e in expects):
+        pins["embeddings"] = {"provider": "openai", "model": EMBEDDINGS_MODEL}
+    if any("moderation" in e for e in expects):
+        pins["moderation"] = {"provider": "openai", "model": MODERATION_MODEL}
+    return pins
 
 
 #: promptfoo's budget assertions: their casegate check and what the threshold counts

@@ -21,8 +21,6 @@ SYSTEMS_MODULE = "promptfoo_systems"
 #: promptfoo's default grader when no `provider` is given changes between releases; the
 #: pin written for `llm-rubric` is a stub a person replaces with the judge they trust.
 JUDGE_STUB = {"provider": "openai", "model": "gpt-4.1-2025-04-14", "prompt_version": 1}
-#: Assertion types casegate has planned checks for (README, "Checks"), not built yet.
-PLANNED = ("levenshtein", "similar", "moderation")
 MAX_SHOWN = 400  # characters of an original assertion quoted in MIGRATION.md
 #: promptfoo runs every combination of a test's array vars; past this many, a person picks.
 MAX_COMBINATIONS = 1000

@@ -10,7 +10,7 @@ from typing import Any
 from gate import checks
 from gate.cases import MAX_ID_LENGTH, Case
 from gate.errors import SystemCallError
-from gate.importers.promptfoo.assertions import Context, Stubs
+from gate.importers.promptfoo.assertions import Context, Stubs, service_pins
 from gate.importers.promptfoo.cases import Draft, Report, check_shape, draft_cases, merge_default
 from gate.importers.promptfoo.common import JUDGE_STUB, SEMANTICS, PromptfooError
 from gate.importers.promptfoo.js import slug_of
@@ -301,7 +301,10 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
     suite_needs, suite_notes = _config_problems(document)
     uses_judge = any("judge" in draft.expect for draft in drafts)
     pin = _judge_pin(judges, suite_notes) if uses_judge else None
-    files = suite_files(suite, variants, drafts, stubs.stubs, pin, _repeat(document), config_path)
+    services = service_pins([draft.expect for draft in drafts])
+    files = suite_files(
+        suite, variants, drafts, stubs.stubs, pin, _repeat(document), config_path, services
+    )
     files["MIGRATION.md"] = migration_notes(
         config_path,
         suite,

@@ -61,6 +61,7 @@ def suite_files(
     pin: dict[str, Any] | None,
     samples: int | None,
     config_path: Path,
+    services: Mapping[str, Any],
 ) -> dict[str, str]:
     files: dict[str, str] = {}
     cases_file = f"cases/{suite}.yaml"
@@ -72,7 +73,7 @@ def suite_files(
             prompt_files[system] = f"prompts/{name}.md"
         variant.prompt_file = prompt_files.get(system) if system is not None else None
         files[variant.config_name] = _config_text(
-            suite, variant, cases_file, pin, samples, config_path
+            suite, variant, cases_file, pin, samples, config_path, services
         )
     for text, name in prompt_files.items():
         files[name] = text if text.endswith("\n") else text + "\n"
@@ -96,6 +97,7 @@ def _config_text(
     pin: dict[str, Any] | None,
     samples: int | None,
     config_path: Path,
+    services: Mapping[str, Any],
 ) -> str:
     provider, prompt = variant.provider, variant.prompt
     system: dict[str, Any] = {"name": provider.label, **provider.system}
@@ -136,6 +138,12 @@ def _config_text(
             "# The judge for the cases that came from llm-rubric: pin the judge you trust (a "
             "dated model id)\n# and calibrate it (casegate judge calibrate LABELS.jsonl) before "
             "trusting those cases.\n" + dump_yaml({"judge": pin})
+        )
+    if services:
+        text += (
+            "# What `similar` and `moderation` measure with: promptfoo's default models. "
+            "Record their\n# answers (casegate record) so replay stays offline.\n"
+            + dump_yaml(dict(services))
         )
     return text
 

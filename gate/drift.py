@@ -1,0 +1,107 @@
+"""`casegate drift`: the suite live against its recordings (gate.driftrun measures it).
+
+This module is imported by the command line at start, so it imports nothing
+heavy until the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+#: what `--format` accepts
+FORMATS = ("text", "markdown", "json")
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`casegate drift [-c CONFIG] [--refresh] [--format F] [--out PATH] …`."""
+    drift = commands.add_parser(
+        "drift",
+        help="run the suite live and compare each case with its recording "
+        "(exit 1 past drift.max_flips)",
+    )
+    drift.add_argument(
+        "-c",
+        "--config",
+        default=Path("casegate.yml"),
+        type=Path,
+        help="run configuration (default: %(default)s)",
+    )
+    drift.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field for this run (repeatable)",
+    )
+    drift.add_argument(
+        "--case",
+        dest="case_patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only cases whose id matches this glob (repeatable)",
+    )
+    drift.add_argument(
+        "--tag",
+        dest="tag_patterns",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only cases with this tag (a glob; repeatable); '!TAG' leaves them out",
+    )
+    drift.add_argument(
+        "--format", choices=FORMATS, default="text", help="report format (default: text)"
+    )
+    drift.add_argument("--out", type=Path, help="write the report here instead of stdout")
+    drift.add_argument(
+        "--refresh",
+        action="store_true",
+        help="re-record the cases that drifted (only those), for a pull request to review",
+    )
+    drift.add_argument("--quiet", action="store_true", help="no progress bar")
+    drift.set_defaults(handler=cmd_drift)
+
+
+def render(report: Any, fmt: str) -> str:
+    from gate import driftreport
+
+    if fmt == "json":
+        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return driftreport.markdown_report(report)
+    return driftreport.text_report(report) + "\n"
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    from gate.cli import INTERRUPTED, load, selection_of
+    from gate.driftrun import measure
+    from gate.files import write_text
+    from gate.secrets import redact
+
+    loaded, cases = load(args)
+    if args.overrides or not selection_of(args).everything:
+        # A slice or an override measures something else than the suite as committed.
+        print("casegate: note: drift measured on a slice or with --set overrides", file=sys.stderr)
+    report = measure(loaded, cases, refresh=args.refresh, show_progress=not args.quiet)
+    rendered = render(report, args.format)
+    if args.out:
+        write_text(args.out, rendered)  # masked, whole or not at all
+        print(redact(render(report, "text")), end="")
+        print(f"drift report: {args.out}")
+    else:
+        sys.stdout.write(redact(rendered))
+    if report.refreshed:
+        print(
+            f"casegate: re-recorded {len(report.refreshed)} case(s) in {loaded.recordings_dir}: "
+            "review the diff and commit it in a pull request",
+            file=sys.stderr,
+        )
+    if report.interrupted:
+        print("casegate: interrupted: the report lists the cases that finished", file=sys.stderr)
+        return int(INTERRUPTED)
+    return report.exit_code

@@ -1,0 +1,431 @@
+"""Scoring the held-out slice, and comparing two runs' slices case by case.
+
+The slice runs as the suite does — the same system, checks, judge and recordings
+machinery — over a store held in memory. What leaves this module is a
+HoldoutSummary of counts, plus the per-case verdicts sealed with the slice's key,
+so the next comparison can count regressions and fixes without any results file
+naming a held-out case.
+
+Where it runs: `run`, `record` and `baseline` score it in their own process. `check`
+(and the Action) score it in the gate's own process, which never imports the
+suite's code, and never in the supervised run, which does: that child does not
+get the key. In replay that process reads the sealed recordings; live, it calls
+only a hosted system (openai, anthropic) and a hosted judge, since a python or
+command system is the suite's own code.
+
+Nothing inside the slice reaches a message: a problem while scoring it (a missing
+recording, a template a held-out input does not fit, a crash) becomes a count or a
+message that names no case.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate import checks, systems
+from gate.cases import Case
+from gate.config import HoldoutConfig, LoadedConfig, Mode
+from gate.errors import CasegateError, ResultsError
+from gate.holdout.keys import DEFAULT_KEY_ENV, HoldoutError, HoldoutKey, from_environment
+from gate.holdout.keys import missing_note as key_missing_note
+from gate.holdout.loading import load_slice_cases
+from gate.holdout.store import (
+    Location,
+    SealedRecordings,
+    locate,
+    read_recordings,
+    read_slice,
+    require_slice_file,
+    write_recordings,
+)
+from gate.holdout.verdicts import previous_reads, seal_verdicts
+from gate.progress import Progress
+from gate.recordings import request_key, system_fingerprint
+from gate.results import CaseResult, HoldoutSummary, RunResults, SampleResult, read_results
+from gate.run import (
+    Answer,
+    Request,
+    aggregate,
+    ask,
+    call_live,
+    judge_sample,
+    make_grader,
+    preflight,
+)
+from gate.services.suite import build as build_services
+
+#: providers whose calls run no code from the repository
+HOSTED = frozenset({"openai", "anthropic"})
+SELECTION_NOTE = (
+    "a run of a selection (--case/--tag) does not score it: how many held-out cases a "
+    "pattern matches would tell their ids"
+)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A slice read and decrypted, ready to score; or why it will not be scored."""
+
+    location: Location
+    holdout: HoldoutConfig
+    #: the config whose defaults and thresholds define the held-out cases (the ruler's)
+    definitions: LoadedConfig
+    key: HoldoutKey | None = None
+    skip: str | None = None
+    cases: list[Case] = field(default_factory=list)
+    store: SealedRecordings | None = None
+    rotation: str | None = None
+
+
+def key_variables(loaded: LoadedConfig, ruling: Any = None) -> list[str]:
+    """Every variable a slice's key may be in: the supervised run gets none of them."""
+    names = {DEFAULT_KEY_ENV}
+    for side in (loaded, ruling.base.loaded if ruling is not None and ruling.base else None):
+        if side is not None and side.config.holdout is not None:
+            names.add(side.config.holdout.key_env)
+    return sorted(names)
+
+
+def prepare(
+    loaded: LoadedConfig,
+    *,
+    mode: Mode,
+    ruling: Any = None,
+    environ: Mapping[str, str] | None = None,
+    selection: Any = None,
+    gate_process: bool = False,
+) -> Prepared | None:
+    """The slice the ruler declares, decrypted; None when it declares none.
+
+    With a `ruling` whose base holds the ruler, the held-out cases and their thresholds
+    come from the base commit. `gate_process`: the gate's own process (`check`), which
+    must not run the suite's code.
+    """
+    base = ruling.base if ruling is not None and ruling.base is not None else None
+    definitions = base.loaded if base is not None else loaded
+    holdout = definitions.config.holdout
+    if holdout is None:
+        return None
+    location = locate(loaded, holdout, base)
+    prepared = Prepared(location, holdout, definitions)
+    require_slice_file(location, holdout.key_env)
+    prepared.key = from_environment(holdout.key_env, environ)
+    if prepared.key is None:
+        prepared.skip = key_missing_note(holdout.key_env)
+        return prepared
+    if selection is not None and not selection.everything:
+        prepared.skip = SELECTION_NOTE
+        return prepared
+    sliced = read_slice(location, prepared.key)
+    prepared.rotation = sliced.rotation_id or None
+    prepared.cases = load_slice_cases(sliced.cases, definitions, location.slice_shown)
+    if gate_process and mode != "replay":
+        reason = user_code(loaded, prepared.cases)
+        if reason is not None:
+            prepared.skip = reason
+            return prepared
+    prepared.store = read_recordings(location, prepared.key)
+    return prepared
+
+
+def user_code(loaded: LoadedConfig, cases: Sequence[Case]) -> str | None:
+    """Why scoring these cases live would run the suite's own code (None: it would not)."""
+    config = loaded.config
+    judged = any(checks.uses_judge(case.expect) for case in cases)
+    measured = {name for case in cases for name in checks.service_checks(case.expect)}
+    services = {"similar": config.embeddings, "moderation": config.moderation}
+    found = [("system", config.system.provider)]
+    found += [("judge pin", config.judge.provider)] if judged and config.judge else []
+    found += [
+        (f"{n} service", pin.provider) for n, pin in services.items() if n in measured and pin
+    ]
+    outside = [(what, provider) for what, provider in found if provider not in HOSTED]
+    if not outside:
+        return None
+    what, provider = outside[0]
+    why = f"the {what} is a {provider} one"
+    return (
+        f"outside replay, the gate's own process scores it only against hosted providers "
+        f"(openai, anthropic), and {why}: the suite's own code would see held-out inputs"
+    )
+
+
+def samples_of(case: Case, definitions: LoadedConfig) -> int:
+    """Held-out cases take a fixed number of samples (`samples: auto`: adaptive.start)."""
+    configured = definitions.config.samples
+    if case.samples:
+        return case.samples
+    return configured if isinstance(configured, int) else definitions.config.adaptive.start
+
+
+def score(
+    prepared: Prepared,
+    loaded: LoadedConfig,
+    mode: Mode,
+    *,
+    baseline: RunResults | None = None,
+    only_missing: bool = False,
+    show_progress: bool = False,
+) -> HoldoutSummary:
+    """Run the slice in `mode` against `loaded`'s system: its aggregates, sealed verdicts.
+
+    `baseline` carries the read count forward. In record mode new responses are sealed
+    into the slice's recordings file.
+    """
+    if prepared.skip is not None or prepared.key is None or prepared.store is None:
+        return HoldoutSummary(
+            status="skipped",
+            note=prepared.skip or "",
+            max_reads=prepared.holdout.max_reads,
+        )
+    try:
+        results, unscored = _run(prepared, loaded, mode, only_missing, show_progress)
+    except KeyboardInterrupt:
+        _save(prepared, mode)
+        raise
+    except HoldoutError:
+        raise
+    except CasegateError as exc:
+        raise HoldoutError(
+            f"{prepared.location.slice_shown}: the held-out slice could not be run "
+            f"({_kind(exc)}; the message is withheld, as it may name a held-out case): fix it as "
+            "you would for the readable cases, e.g. pin the judge or service the slice uses"
+        ) from None
+    except Exception as exc:
+        raise HoldoutError(
+            f"{prepared.location.slice_shown}: the held-out slice could not be run "
+            f"({type(exc).__name__}; its message is withheld, as it may quote a held-out case)"
+        ) from None
+    _save(prepared, mode)
+    if unscored is not None:
+        return HoldoutSummary(
+            status="unscored",
+            note=unscored,
+            rotation=prepared.rotation,
+            max_reads=prepared.holdout.max_reads,
+        )
+    total = sum(case.weight for case in results)
+    passed = sum(case.weight for case in results if case.passed)
+    return HoldoutSummary(
+        status="scored",
+        cases=len(results),
+        passed=sum(1 for case in results if case.status == "pass"),
+        failed=sum(1 for case in results if case.status == "fail"),
+        errors=sum(1 for case in results if case.status == "error"),
+        pass_rate=round(passed / total, 6) if total else 0.0,
+        rotation=prepared.rotation,
+        reads=previous_reads(baseline, prepared.rotation) + 1,
+        max_reads=prepared.holdout.max_reads,
+        verdicts=seal_verdicts(results, prepared.key, prepared.location.suite, prepared.rotation),
+    )
+
+
+def _kind(exc: CasegateError) -> str:
+    return {
+        "ConfigError": "a configuration problem",
+        "MissingRecordingError": "a missing recording",
+        "ResultsError": "an unreadable recording",
+    }.get(type(exc).__name__, "a problem")
+
+
+def _save(prepared: Prepared, mode: Mode) -> None:
+    if mode == "record" and prepared.store is not None and prepared.store.changed:
+        assert prepared.key is not None
+        write_recordings(prepared.location, prepared.key, prepared.store)
+
+
+def _run(
+    prepared: Prepared, loaded: LoadedConfig, mode: Mode, only_missing: bool, show_progress: bool
+) -> tuple[list[CaseResult], str | None]:
+    """The held-out cases' results, or why the slice could not be scored (counts only)."""
+    store = prepared.store
+    assert store is not None
+    cases = prepared.cases
+    resolved = loaded.resolved_system()
+    fingerprint = system_fingerprint(resolved)
+    reuse = mode == "record" and only_missing
+    grader = make_grader(loaded, cases, mode, store, reuse_recorded=reuse)
+    services = build_services(loaded, cases, mode, store, reuse_recorded=reuse)
+    requests = [
+        Request(case, index, request_key(fingerprint, case.input, index))
+        for case in cases
+        for index in range(samples_of(case, prepared.definitions))
+    ]
+
+    def judge_one(request: Request, answer: Answer) -> SampleResult:
+        return judge_sample(request.case, request.sample, answer, loaded, grader, services)
+
+    scored: dict[Request, SampleResult] = {}
+    if mode == "replay":
+        missing_cases, missing_samples = 0, 0
+        for case in cases:
+            group = [request for request in requests if request.case is case]
+            outputs = store.get_many_dated(case.id, [request.key for request in group])
+            absent = sum(1 for output, _ in outputs if output is None)
+            if absent:
+                missing_cases, missing_samples = missing_cases + 1, missing_samples + absent
+                continue
+            for request, (output, captured) in zip(group, outputs, strict=True):
+                scored[request] = judge_one(request, Answer(output, captured_at=captured))
+        if missing_cases:
+            return [], (
+                f"{missing_cases} held-out case(s) ({missing_samples} sample(s)) have no "
+                f"recording in {prepared.location.recordings_shown} for this system (new cases, "
+                "or the prompt, model or params changed): a holder of the key runs `casegate "
+                "record --only-missing` and commits that file"
+            )
+        unjudged = len(set(grader.missing)) if grader is not None else 0
+        unmeasured = sum(len(set(s.missing)) for s in (services.each if services else []))
+        if unjudged or unmeasured:
+            return [], (
+                f"{unjudged + unmeasured} held-out case(s) have no recorded judge verdict or "
+                f"service measurement in {prepared.location.recordings_shown}: a holder of the "
+                "key runs `casegate record --only-missing` and commits that file"
+            )
+    else:
+        preflight(loaded, cases, resolved)
+        system = systems.create(resolved, loaded.root, {"config": loaded})
+        if grader is not None:
+            grader.prepare()
+        if services is not None:
+            services.prepare()
+
+        def work(request: Request) -> SampleResult:
+            recorded = store.get(request.case.id, request.key) if only_missing else None
+            if recorded is not None:
+                return judge_one(request, Answer(recorded))
+            answer = ask(system, request)
+            if mode == "record" and answer.output is not None:
+                store.put(
+                    request.case.id,
+                    request.key,
+                    answer.output,
+                    system=resolved,
+                    fingerprint=fingerprint,
+                    sample=request.sample,
+                )
+            return judge_one(request, answer)
+
+        progress = (
+            Progress(len(requests), f"held-out {mode}", stream=sys.stderr)
+            if show_progress and len(requests) >= 20
+            else None
+        )
+        try:
+            scored, interrupted = call_live(
+                requests, work, concurrency=loaded.config.concurrency, progress=progress
+            )
+        finally:
+            if progress is not None:
+                progress.close()
+        if interrupted:
+            raise KeyboardInterrupt
+    results = []
+    for case in cases:
+        samples = [scored[r] for r in requests if r.case is case and r in scored]
+        threshold = case.min_pass_rate
+        if threshold is None:
+            threshold = prepared.definitions.config.min_pass_rate
+        results.append(aggregate(case, samples, threshold))
+    return results, None
+
+
+# --- the entry points the command line and the Action use ---------------------------
+
+
+def configured_baseline(loaded: LoadedConfig) -> RunResults | None:
+    """The config's baseline, for the read count (None when there is none to read)."""
+    path = loaded.baseline_path
+    if path is None or not path.is_file():
+        return None
+    try:
+        return read_results(path)
+    except ResultsError:
+        return None
+
+
+def score_here(
+    loaded: LoadedConfig,
+    results: RunResults,
+    mode: Mode,
+    *,
+    selection: Any = None,
+    only_missing: bool = False,
+    show_progress: bool = False,
+    baseline: RunResults | None = None,
+) -> None:
+    """`run`, `record`, `baseline`: score the slice in this process, into `results`."""
+    if results.interrupted:
+        return
+    prepared = prepare(loaded, mode=mode, selection=selection)
+    if prepared is None:
+        return
+    try:
+        results.holdout = score(
+            prepared,
+            loaded,
+            mode,
+            baseline=baseline if baseline is not None else configured_baseline(loaded),
+            only_missing=only_missing,
+            show_progress=show_progress,
+        )
+    except KeyboardInterrupt:
+        # The readable cases finished: they are written, the run is marked interrupted.
+        results.interrupted = True
+        results.holdout = HoldoutSummary(status="unscored", note="interrupted")
+
+
+def key_for(
+    loaded: LoadedConfig | None, environ: Mapping[str, str] | None = None
+) -> HoldoutKey | None:
+    """The key a comparison reads sealed verdicts with (None: not set, or no slice)."""
+    holdout = loaded.config.holdout if loaded is not None else None
+    return from_environment(holdout.key_env if holdout else DEFAULT_KEY_ENV, environ)
+
+
+def summary_line(holdout: HoldoutSummary) -> str:
+    """One line for a run's terminal summary."""
+    if holdout.status == "skipped":
+        return f"held-out slice skipped: {holdout.note}"
+    if holdout.status == "unscored":
+        return f"held-out slice not scored: {holdout.note}"
+    rate = f" ({holdout.pass_rate:.1%})" if holdout.pass_rate is not None else ""
+    line = (
+        f"held-out slice: {holdout.passed}/{holdout.cases} pass{rate}, {holdout.failed} fail, "
+        f"{holdout.errors} error(s); scored {holdout.reads} time(s) since its last rotation"
+    )
+    if holdout.max_reads is not None and holdout.reads > holdout.max_reads:
+        line += f" (more than holdout.max_reads {holdout.max_reads}: rotate it)"
+    return line
+
+
+def validate_line(loaded: LoadedConfig) -> str:
+    """`casegate validate`: the slice opens, its cases load and their requests build."""
+    prepared = prepare(loaded, mode="replay")
+    assert prepared is not None
+    shown = prepared.location.slice_shown
+    if prepared.skip is not None:
+        return f"held-out slice {shown}: not opened: {prepared.skip}"
+    try:
+        preflight(loaded, prepared.cases, loaded.resolved_system())
+        make_grader(
+            loaded,
+            prepared.cases,
+            "replay",
+            prepared.store or SealedRecordings({}, shown),
+            reuse_recorded=False,
+        )
+    except CasegateError as exc:
+        raise HoldoutError(
+            f"{shown}: {len(exc.problems)} problem(s) with the held-out cases' requests or "
+            "pins (a template a held-out input does not fit, a judge or service the config "
+            "does not pin); the details are withheld, as they name held-out cases"
+        ) from None
+    responses = prepared.store.responses if prepared.store is not None else 0
+    return (
+        f"held-out slice {shown}: {len(prepared.cases)} case(s) load, {responses} recorded "
+        "response(s)"
+    )
