@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, drift, housekeeping, importers, show, starter
+from gate import __version__, drift, housekeeping, importers, options, show, starter
 from gate.errors import CasegateError
 from gate.holdout import parser as holdout_parser
 from gate.secrets import redact
@@ -19,54 +19,18 @@ from gate.secrets import redact
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _config_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-c",
-        "--config",
-        default="casegate.yml",
-        type=Path,
-        help="run configuration (default: %(default)s)",
-    )
-
-
 def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
-    _config_option(parser)
+    options.config_option(parser)
     if mode:
         parser.add_argument(
             "--mode", choices=("replay", "record", "live"), help="override the config's mode"
         )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config field for this run, e.g. system.model=gpt-4.1 (repeatable)",
-    )
+    options.set_option(parser)
     parser.add_argument("--quiet", action="store_true", help="no summary and no progress bar")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also print each failing case's full output"
     )
-    _selection_options(parser)
-
-
-def _selection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--case",
-        dest="case_patterns",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="only cases whose id matches this glob (repeatable)",
-    )
-    parser.add_argument(
-        "--tag",
-        dest="tag_patterns",
-        action="append",
-        default=[],
-        metavar="TAG",
-        help="only cases with this tag (a glob; repeatable); '!TAG' leaves them out",
-    )
+    options.selection_options(parser)
 
 
 def selection_of(args: argparse.Namespace) -> Any:
@@ -514,13 +478,13 @@ def build_parser() -> argparse.ArgumentParser:
     record.set_defaults(handler=cmd_record)
 
     listing = commands.add_parser("list", help="list the cases: id, tags, critical, file:line")
-    _config_option(listing)
-    _selection_options(listing)
+    options.config_option(listing)
+    options.selection_options(listing)
     listing.add_argument("--json", action="store_true", help="as a JSON array")
     listing.set_defaults(handler=cmd_list)
 
     validate = commands.add_parser("validate", help="load and lint the config and every case")
-    _config_option(validate)
+    options.config_option(validate)
     validate.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE"
     )
@@ -532,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=summary)
         sub.add_argument("baseline", type=Path, metavar="BASELINE.json")
         sub.add_argument("candidate", type=Path, metavar="CANDIDATE.json")
-        _config_option(sub)
+        options.config_option(sub)
         if name == "compare":
             sub.add_argument("--format", choices=("text", "markdown", "json"), default="text")
             sub.add_argument("--out", type=Path, help="write the report here instead of stdout")

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gate import options
+
 #: what `--format` accepts
 FORMATS = ("text", "markdown", "json")
 
@@ -23,37 +25,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run the suite live and compare each case with its recording "
         "(exit 1 past drift.max_flips)",
     )
-    drift.add_argument(
-        "-c",
-        "--config",
-        default=Path("casegate.yml"),
-        type=Path,
-        help="run configuration (default: %(default)s)",
-    )
-    drift.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config field for this run (repeatable)",
-    )
-    drift.add_argument(
-        "--case",
-        dest="case_patterns",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="only cases whose id matches this glob (repeatable)",
-    )
-    drift.add_argument(
-        "--tag",
-        dest="tag_patterns",
-        action="append",
-        default=[],
-        metavar="TAG",
-        help="only cases with this tag (a glob; repeatable); '!TAG' leaves them out",
-    )
+    options.config_option(drift)
+    options.set_option(drift)
+    options.selection_options(drift)
     drift.add_argument(
         "--format", choices=FORMATS, default="text", help="report format (default: text)"
     )

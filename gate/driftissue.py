@@ -18,16 +18,13 @@ as data, renders it, and talks to the API.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,7 +196,7 @@ def _child_flags() -> list[str]:
 def _run_child(arguments: list[str]) -> tuple[int, str]:
     """`python -m gate drift …` in its own process group, without the token; its exit code
     and what it printed."""
-    from gate.supervise import child_environment, end_descendants
+    from gate.supervise import child_environment, wait_for_child
 
     child = subprocess.Popen(
         [sys.executable, *_child_flags(), "-m", "gate", "drift", *arguments],
@@ -211,27 +208,8 @@ def _run_child(arguments: list[str]) -> tuple[int, str]:
         errors="replace",
         start_new_session=True,
     )
-    chunks: list[str] = []
-    stream = child.stdout
-    assert stream is not None
-    # Waits for the child to exit, not for its output to end: a process the suite's code
-    # left behind may hold the pipe open for as long as it likes.
-    reader = threading.Thread(target=lambda: chunks.append(stream.read()), daemon=True)
-    reader.start()
-    interrupted = False
-    while True:
-        try:
-            child.wait()
-            break
-        except KeyboardInterrupt:
-            if not interrupted:
-                child.send_signal(signal.SIGINT)  # it writes what finished, then exits 130
-                interrupted = True
-    with contextlib.suppress(OSError):
-        os.killpg(child.pid, signal.SIGKILL)
-    end_descendants()
-    reader.join(timeout=5)
-    return child.returncode, "".join(chunks)
+    printed = wait_for_child(child, reap=True)
+    return child.returncode, printed
 
 
 def run_drift(

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate import __version__, systems
+from gate import __version__
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.diffs import diff_texts
@@ -46,10 +46,10 @@ from gate.run import (
     call_live,
     judge_sample,
     make_grader,
-    preflight,
     prepare_user_checks,
     requests_for,
     samples_for,
+    start_live,
 )
 from gate.services.suite import build as build_services
 
@@ -106,12 +106,7 @@ def measure(
     grader = make_grader(loaded, cases, live_mode, store, reuse_recorded=True)
     services = build_services(loaded, cases, live_mode, store, reuse_recorded=True)
     prepare_user_checks(loaded, cases)
-    preflight(loaded, cases, resolved)
-    system = systems.create(resolved, loaded.root, {"config": loaded})
-    if grader is not None:
-        grader.prepare()
-    if services is not None:
-        services.prepare()
+    system = start_live(loaded, cases, resolved, grader, services)
 
     by_request = {pair.request: pair for pair in pairs}
 

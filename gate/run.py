@@ -450,6 +450,51 @@ def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any
         raise ConfigError(problems)
 
 
+def start_live(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    resolved: dict[str, Any],
+    grader: Grader | None,
+    services: Any,
+) -> systems.System:
+    """The system (and judge, services) ready to call: problems found before a paid call."""
+    preflight(loaded, cases, resolved)
+    system = systems.create(resolved, loaded.root, {"config": loaded})
+    if grader is not None:
+        grader.prepare()
+    if services is not None:
+        services.prepare()
+    return system
+
+
+def answer_for(
+    system: systems.System,
+    request: Request,
+    store: RecordingStore,
+    *,
+    mode: Mode,
+    only_missing: bool,
+    resolved: dict[str, Any],
+    fingerprint: str,
+) -> Answer:
+    """One request's answer: the recorded one under `--only-missing`, else the system's,
+    stored the moment it arrives in record mode (an interrupted run keeps what it paid for)."""
+    recorded = store.get(request.case.id, request.key) if only_missing else None
+    if recorded is not None:
+        return Answer(recorded)
+    answer = ask(system, request)
+    if mode == "record" and answer.output is not None:
+        store.put(
+            request.case.id,
+            request.key,
+            answer.output,
+            system=resolved,
+            fingerprint=fingerprint,
+            sample=request.sample,
+        )
+    return answer
+
+
 def execute(
     loaded: LoadedConfig,
     cases: Sequence[Case],
@@ -490,29 +535,19 @@ def execute(
 
     system: systems.System | None = None
     if mode != "replay":
-        preflight(loaded, cases, resolved)
-        system = systems.create(resolved, loaded.root, {"config": loaded})
-        if grader is not None:
-            grader.prepare()
-        if services is not None:
-            services.prepare()
+        system = start_live(loaded, cases, resolved, grader, services)
 
     def work(request: Request) -> SampleResult:
         assert system is not None
-        recorded = store.get(request.case.id, request.key) if only_missing else None
-        if recorded is not None:
-            return score(request, Answer(recorded))
-        answer = ask(system, request)
-        if mode == "record" and answer.output is not None:
-            # Stored the moment it arrives, so an interrupted run keeps what it paid for.
-            store.put(
-                request.case.id,
-                request.key,
-                answer.output,
-                system=resolved,
-                fingerprint=fingerprint,
-                sample=request.sample,
-            )
+        answer = answer_for(
+            system,
+            request,
+            store,
+            mode=mode,
+            only_missing=only_missing,
+            resolved=resolved,
+            fingerprint=fingerprint,
+        )
         return score(request, answer)
 
     def resolve(batch: Sequence[Request]) -> tuple[dict[Request, SampleResult], bool]:

@@ -126,7 +126,7 @@ def run_supervised(
             # the user's code leaves running is ended with it.
             start_new_session=True,
         )
-        printed = _wait(child, reap)
+        printed = wait_for_child(child, reap)
         status = _status(status_path)
         code = child.returncode
         problems = status.get("problems")
@@ -156,7 +156,7 @@ def _keep(partial: Path, out: Path) -> None:
         raise CasegateError(f"{out}: cannot write the results file: {exc.strerror}") from None
 
 
-def _wait(child: subprocess.Popen[str], reap: bool) -> str:
+def wait_for_child(child: subprocess.Popen[str], reap: bool) -> str:
     """The child's captured output once it exits; Ctrl-C is passed on, once.
 
     It waits for the child to exit, not for its output to end: a process the suite's

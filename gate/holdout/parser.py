@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gate import options
+
 FROM_HOLDOUT = "from-holdout.yaml"
 REVEALED = "revealed-holdout.yaml"
 
@@ -28,14 +30,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     actions = holdout.add_subparsers(dest="holdout_command", required=True, metavar="COMMAND")
 
-    def config(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "-c",
-            "--config",
-            default="casegate.yml",
-            type=Path,
-            help="run configuration (default: %(default)s)",
-        )
+    config = options.config_option
 
     init = actions.add_parser("init", help="make a key for a new slice and print it, once")
     config(init)

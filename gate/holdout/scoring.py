@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate import checks, systems
+from gate import checks
 from gate.cases import Case
 from gate.config import HoldoutConfig, LoadedConfig, Mode
 from gate.errors import CasegateError, ResultsError
@@ -49,11 +49,12 @@ from gate.run import (
     Answer,
     Request,
     aggregate,
-    ask,
+    answer_for,
     call_live,
     judge_sample,
     make_grader,
     preflight,
+    start_live,
 )
 from gate.services.suite import build as build_services
 
@@ -286,27 +287,18 @@ def _run(
                 "key runs `casegate record --only-missing` and commits that file"
             )
     else:
-        preflight(loaded, cases, resolved)
-        system = systems.create(resolved, loaded.root, {"config": loaded})
-        if grader is not None:
-            grader.prepare()
-        if services is not None:
-            services.prepare()
+        system = start_live(loaded, cases, resolved, grader, services)
 
         def work(request: Request) -> SampleResult:
-            recorded = store.get(request.case.id, request.key) if only_missing else None
-            if recorded is not None:
-                return judge_one(request, Answer(recorded))
-            answer = ask(system, request)
-            if mode == "record" and answer.output is not None:
-                store.put(
-                    request.case.id,
-                    request.key,
-                    answer.output,
-                    system=resolved,
-                    fingerprint=fingerprint,
-                    sample=request.sample,
-                )
+            answer = answer_for(
+                system,
+                request,
+                store,
+                mode=mode,
+                only_missing=only_missing,
+                resolved=resolved,
+                fingerprint=fingerprint,
+            )
             return judge_one(request, answer)
 
         progress = (

@@ -1,0 +1,49 @@
+"""Command-line options several commands share, so each reads and says the same.
+
+Only argparse here: every command's parser is built when casegate starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c",
+        "--config",
+        default="casegate.yml",
+        type=Path,
+        help="run configuration (default: %(default)s)",
+    )
+
+
+def set_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field for this run, e.g. system.model=gpt-4.1 (repeatable)",
+    )
+
+
+def selection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--case",
+        dest="case_patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only cases whose id matches this glob (repeatable)",
+    )
+    parser.add_argument(
+        "--tag",
+        dest="tag_patterns",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only cases with this tag (a glob; repeatable); '!TAG' leaves them out",
+    )
