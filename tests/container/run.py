@@ -237,7 +237,7 @@ def scenarios(folder: Path, env: dict[str, str]) -> None:
             check(finished.returncode == 1, f"pull request run {attempt}: exit 1 (block)", finished)
             outputs = outputs_of(files)
             check(outputs.get("verdict") == "block", "verdict output is block", finished)
-            check(outputs.get("critical-regressions") == "2", "2 critical regressions", finished)
+            check(outputs.get("critical-regressions") == "3", "3 critical regressions", finished)
             summary = next(files.glob("step_summary_*")).read_text()
             check("casegate: **block**" in summary, "report in the step summary", finished)
             check(
