@@ -6,10 +6,7 @@ import json
 import math
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from gate.checks import base
 from gate.checks.base import (
@@ -28,6 +25,9 @@ from gate.checks.base import (
 )
 from gate.checks.jsontext import ParsedJson
 from gate.checks.text import fits, mismatch
+
+if TYPE_CHECKING:
+    import jsonschema
 
 # --- JSON checks --------------------------------------------------------------
 
@@ -175,6 +175,10 @@ def _resolves(schema: Any, ref: str) -> bool:
 
 def compile_schema(name: str, arg: Any) -> jsonschema.protocols.Validator:
     """A validator for a schema written in a case; CheckSpecError when it is not usable."""
+    # Imported here, not at the top: jsonschema's format checkers take about a second to
+    # import, which a suite without a schema check should not pay on every start.
+    import jsonschema
+
     if not isinstance(arg, Mapping):
         raise CheckSpecError(f"{name} takes a JSON Schema mapping, got {describe(arg)}")
     try:
@@ -206,6 +210,8 @@ def compile_schema(name: str, arg: Any) -> jsonschema.protocols.Validator:
 
 def schema_problem(validator: jsonschema.protocols.Validator, value: Any) -> str | None:
     """The most relevant way `value` breaks the schema (path: message), or None."""
+    from jsonschema.exceptions import best_match
+
     try:
         error = best_match(validator.iter_errors(value))
     except (RecursionError, TypeError, ValueError) as exc:  # pathological documents

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from gate.checks.base import (
     CheckSpecError,
@@ -26,6 +24,9 @@ from gate.checks.structured import (
     resolve,
     schema_problem,
 )
+
+if TYPE_CHECKING:
+    import jsonschema
 
 # --- tool-call checks ---------------------------------------------------------
 

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import jsonschema
-
 from gate import secrets
 from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
@@ -91,6 +89,8 @@ def tool_problems(tools: Any) -> list[str]:
         if unknown:
             found.append(f"{where}: unknown key(s) {sorted(unknown)}")
         parameters = tool.get("parameters", {})
+        import jsonschema  # here: its format checkers are slow to import
+
         try:
             jsonschema.Draft202012Validator.check_schema(parameters)
         except jsonschema.SchemaError as exc:
