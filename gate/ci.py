@@ -14,15 +14,16 @@ from gate.cases import Case
 from gate.compare import Comparison, compare
 from gate.config import LoadedConfig, Mode
 from gate.confirm import confirm
-from gate.errors import ConfigError
+from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
+from gate.merge import merge, read_parts
 from gate.recheck import recheck, snapshot
 from gate.results import RunResults, read_results, write_results
 from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
-from gate.select import Selection, require_same_selection
+from gate.select import Selection, describe_stored, require_same_selection
 from gate.staleness import baseline_warnings, overridden_keys
 from gate.supervise import run_supervised
 
@@ -38,6 +39,11 @@ class CheckOutcome:
     markdown: str = ""
     #: what the supervised run printed, when captured
     output: str = ""
+
+    @property
+    def part(self) -> bool:
+        """One shard's results: written for `casegate merge`, never gated on its own."""
+        return self.candidate.shard is not None
 
 
 def with_judge_lines(verdict: Verdict, candidate: RunResults, root: Path) -> Verdict:
@@ -87,11 +93,15 @@ def check(
     selection: Selection | None = None,
     reap: bool = False,
     environ: Mapping[str, str] | None = None,
+    parts: Sequence[Path] = (),
 ) -> CheckOutcome:
     """Run the candidate in a supervised child, then compare, gate and report here.
 
     With a `ruling` (a pull request, or `check --base`), the rule, the baseline and
     the cases' criticality and thresholds are the base commit's unless accepted.
+    With `parts`, the candidate is the shards' parts merged (gate.merge) instead of a
+    run, then judged again here like a run's results. With a shard in `selection`,
+    the run is one part: judged again and written, never compared or gated.
     """
     if ruling is not None:
         baseline_path = ruling.baseline_path
@@ -103,26 +113,35 @@ def check(
     held_out = holdout.prepare(
         loaded, mode=mode, ruling=ruling, environ=environ, selection=selection, gate_process=True
     )
-    child = run_supervised(
-        loaded.path,
-        loaded.overrides,
-        mode,
-        out,
-        expected=[case.id for case in cases],
-        reference=baseline_path,
-        show_progress=show_progress,
-        capture=capture,
-        selection=selection,
-        reap=reap,
-        withhold=holdout.key_variables(loaded, ruling),
-    )
-    candidate = child.results
-    if candidate.interrupted:
-        return CheckOutcome(candidate, out, output=child.output)
+    output = ""
+    if parts:
+        candidate = merged_parts(parts, loaded, cases, mode, selection)
+    else:
+        child = run_supervised(
+            loaded.path,
+            loaded.overrides,
+            mode,
+            out,
+            expected=[case.id for case in cases],
+            reference=baseline_path,
+            show_progress=show_progress,
+            capture=capture,
+            selection=selection,
+            reap=reap,
+            withhold=holdout.key_variables(loaded, ruling),
+        )
+        candidate, output = child.results, child.output
+        if candidate.interrupted:
+            return CheckOutcome(candidate, out, output=output)
     candidate = recheck(candidate, loaded, cases, recorded)
-    require_same_selection(baseline.selection, candidate.selection)
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
+    if candidate.shard is not None:
+        write_results(candidate, out)  # the gate's own account of its part, for the merge
+        return CheckOutcome(candidate, out, output=output)
+    if parts:
+        write_results(candidate, out)
+    require_same_selection(baseline.selection, candidate.selection)
     if held_out is not None:
         candidate.holdout = holdout.score(held_out, loaded, mode, baseline=baseline)
         write_results(candidate, out)  # the gate's own account, with the slice's aggregates
@@ -146,6 +165,30 @@ def check(
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
     markdown = report.markdown_report(comparison, verdict, marker=marker)
     write_text(report_path, markdown)
-    return CheckOutcome(
-        candidate, out, comparison, verdict, report_path, markdown, output=child.output
-    )
+    return CheckOutcome(candidate, out, comparison, verdict, report_path, markdown, output=output)
+
+
+def merged_parts(
+    parts: Sequence[Path],
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    selection: Selection | None,
+) -> RunResults:
+    """The shards' parts as one run of exactly this config's (selected) cases, in `mode`."""
+    if selection is not None and selection.shard is not None:
+        raise ConfigError("--parts merges every shard: it takes no --shard")
+    read = read_parts(parts)
+    first = read[0][1]
+    if first.mode != mode:
+        raise ResultsError(
+            f"the parts ran in {first.mode} mode, this check is in {mode} mode: "
+            f"check them with --mode {first.mode}, or run the shards again"
+        )
+    stored = selection.to_dict() if selection is not None else None
+    if first.selection != stored:
+        raise ResultsError(
+            f"the parts ran {describe_stored(first.selection)}, this check "
+            f"{describe_stored(stored)}: give the same --case/--tag as the shard jobs"
+        )
+    return merge(read, expected_ids=[case.id for case in cases], config_hash=loaded.config_hash())

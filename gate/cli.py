@@ -37,7 +37,9 @@ def selection_of(args: argparse.Namespace) -> Any:
     from gate.select import Selection
 
     return Selection(
-        tuple(getattr(args, "case_patterns", ())), tuple(getattr(args, "tag_patterns", ()))
+        tuple(getattr(args, "case_patterns", ())),
+        tuple(getattr(args, "tag_patterns", ())),
+        getattr(args, "shard", None),
     )
 
 
@@ -72,14 +74,16 @@ def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
 
     loaded, cases = load(args)
     mode = args.mode or loaded.config.mode
+    selection = selection_of(args)
     results = execute(
         loaded,
         cases,
         mode,
         only_missing=getattr(args, "only_missing", False),
         show_progress=not args.quiet,
-        selection=selection_of(args).to_dict(),
+        selection=selection.to_dict(),
     )
+    results.shard = selection.shard.to_dict() if selection.shard else None
     if mode == "record" and record_pairs:
         # Pairwise verdicts are keyed on the baseline's outputs too: recorded against the
         # configured baseline, so that `check` in replay finds them.
@@ -147,9 +151,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(run_summary(results))
         _print_holdout(results)
         print(f"results: {out}")
+        _print_part(results)
     _warn_old_recordings(results)
     _print_verbose(args, results)
     return 0
+
+
+def _print_part(results: Any) -> None:
+    if results.shard is not None:
+        print(
+            f"shard {results.shard['index']}/{results.shard['count']}: a part, not a verdict; "
+            "join every part with `casegate merge PARTS... --out results.json` "
+            "(or gate them with `casegate check --parts PARTS...`)"
+        )
 
 
 def _warn_old_recordings(results: Any) -> None:
@@ -314,7 +328,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             show_progress=not args.quiet,
             ruling=ruling,
             selection=selection_of(args),
+            parts=args.parts,
         )
+    if outcome.part:
+        print(f"results: {outcome.results_path}")
+        _print_part(outcome.candidate)
+        return 0
     if outcome.comparison is None or outcome.verdict is None:
         return _interrupted(outcome.candidate, outcome.results_path)
     if args.junit:
@@ -323,6 +342,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"results: {outcome.results_path}\nreport: {outcome.report_path}")
     _print_verbose(args, outcome.candidate)
     return int(outcome.verdict.exit_code)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join the shards' parts; checked against the config's cases (gate.merge)."""
+    from gate.merge import merge, read_parts
+    from gate.results import ensure_replaceable, write_results
+    from gate.select import Selection
+    from gate.terminal import run_summary
+
+    ensure_replaceable(args.out)
+    parts = read_parts(args.parts)
+    first = parts[0][1]
+    stored = first.selection or {}
+    selection = Selection(tuple(stored.get("cases", ())), tuple(stored.get("tags", ())))
+    loaded, cases = load_project(args.config, first.overrides, selection)
+    merged = merge(
+        parts, expected_ids=[case.id for case in cases], config_hash=loaded.config_hash()
+    )
+    write_results(merged, args.out)
+    if not args.quiet:
+        print(run_summary(merged))
+        print(f"results: {args.out} (merged from {len(parts)} parts)")
+    return 0
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -459,6 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run the suite and write per-case results")
     _run_options(run)
+    options.shard_option(run)
     run.add_argument(
         "--out", type=Path, help="results file (default: .casegate/SUITE-results.json)"
     )
@@ -467,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     record = commands.add_parser("record", help="run the real system and store its responses")
     _run_options(record, mode=False)
+    options.shard_option(record)
     record.add_argument(
         "--out", type=Path, help="results file (default: .casegate/SUITE-results.json)"
     )
@@ -507,6 +551,16 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="run the candidate, compare with the baseline, gate it (for CI)"
     )
     _run_options(check)
+    shards = check.add_mutually_exclusive_group()
+    options.shard_option(shards)
+    shards.add_argument(
+        "--parts",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="PART.json",
+        help="gate the shards' parts, merged, instead of running the suite",
+    )
     check.add_argument("--baseline", type=Path, help="baseline file (default: the config's)")
     check.add_argument(
         "--out", type=Path, help="results file (default: .casegate/SUITE-results.json)"
@@ -524,6 +578,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --base: accept a change that loosens the ruler (it is still reported)",
     )
     check.set_defaults(handler=cmd_check)
+
+    merging = commands.add_parser(
+        "merge", help="join the results of every --shard I/N part into one run"
+    )
+    merging.add_argument("parts", nargs="+", type=Path, metavar="PART.json")
+    merging.add_argument("--out", type=Path, required=True, help="the merged results file")
+    options.config_option(merging)
+    merging.add_argument("--quiet", action="store_true", help="no summary")
+    merging.set_defaults(handler=cmd_merge)
 
     baseline = commands.add_parser("baseline", help="run and write the configured baseline file")
     _run_options(baseline)

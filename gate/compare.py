@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gate import noise, recordingage
 from gate.config import GateConfig
@@ -78,6 +78,16 @@ class Delta:
         }
 
 
+class HistoryNotes(Protocol):
+    """The results history's account of a comparison, rendered by gate.history.report."""
+
+    def markdown(self) -> str: ...
+
+    def lines(self) -> list[str]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
 @dataclass(slots=True)
 class Comparison:
     suite: str
@@ -113,6 +123,8 @@ class Comparison:
     #: the held-out slice, in counts (gate.holdout.scoring.compare_runs; set by the caller,
     #: which holds the key)
     holdout: HoldoutComparison | None = None
+    #: what the trusted results history says (gate.history.report; set by the caller)
+    history: HistoryNotes | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -208,6 +220,12 @@ def compare(
             raise ResultsError(
                 f"the {role} run was interrupted after {len(run.cases)} case(s): a partial run "
                 "is never compared or gated — run it again to the end"
+            )
+        if run.shard is not None:
+            raise ResultsError(
+                f"the {role} run is one shard ({run.shard.get('index')}/"
+                f"{run.shard.get('count')}) of the suite: a part is never compared or gated — "
+                "join every part first with `casegate merge PARTS... --out results.json`"
             )
         if not run.cases:
             raise ResultsError(

@@ -47,3 +47,23 @@ def selection_options(parser: argparse.ArgumentParser) -> None:
         metavar="TAG",
         help="only cases with this tag (a glob; repeatable); '!TAG' leaves them out",
     )
+
+
+def _shard(text: str) -> object:
+    from gate.errors import ConfigError
+    from gate.shard import Shard
+
+    try:
+        return Shard.parse(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.problems[0]) from None
+
+
+def shard_option(parser: argparse._ActionsContainer) -> None:
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="only the I-th of N slices of the suite, by a hash of the case id (a CI matrix "
+        "job); `casegate merge` joins the parts",
+    )

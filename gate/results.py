@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import StrictInt, TypeAdapter, ValidationError
 
 from gate.errors import ResultsError
 from gate.files import OutputError, Writer, atomic_writer, parse_json
@@ -138,6 +138,9 @@ class RunResults:
     overrides: list[str] = field(default_factory=list)
     #: `--case`/`--tag` patterns when only a slice ran (gate.select); None: every case
     selection: dict[str, Any] | None = None
+    #: `--shard I/N` ran one part of the suite (gate.shard): {"index": I, "count": N}. A
+    #: part is never compared or gated; `casegate merge` joins all N into a whole run
+    shard: dict[str, StrictInt] | None = None
     #: Ctrl-C stopped the run: `cases` holds only the cases that finished
     interrupted: bool = False
     summary: Summary

@@ -111,6 +111,7 @@ def run_supervised(
             "nonce": nonce,
             "cases": list((selection or Selection()).cases),
             "tags": list((selection or Selection()).tags),
+            "shard": str((selection or Selection()).shard or "") or None,
         }
         request_path.write_text(json.dumps(request), encoding="utf-8")
         command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]

@@ -23,6 +23,7 @@ def main(argv: list[str]) -> int:
     from gate.results import read_results, write_results
     from gate.run import execute
     from gate.select import Selection
+    from gate.shard import Shard
 
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     status = Path(request["status"])
@@ -30,7 +31,8 @@ def main(argv: list[str]) -> int:
     # code (even one marked "unchecked") is never what runs.
     sys.pycache_prefix = str(status.parent / "pycache")
     try:
-        selection = Selection(tuple(request["cases"]), tuple(request["tags"]))
+        shard = Shard.parse(request["shard"]) if request.get("shard") else None
+        selection = Selection(tuple(request["cases"]), tuple(request["tags"]), shard)
         loaded, cases = load_project(Path(request["config"]), request["overrides"], selection)
         reference = read_results(Path(request["reference"])) if request["reference"] else None
         results = execute(
@@ -42,6 +44,7 @@ def main(argv: list[str]) -> int:
             reference=reference,
             selection=selection.to_dict(),
         )
+        results.shard = shard.to_dict() if shard else None
         write_results(results, Path(request["out"]))
     except CasegateError as exc:
         status.write_text(json.dumps({"problems": exc.problems}), encoding="utf-8")

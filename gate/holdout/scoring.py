@@ -64,6 +64,10 @@ SELECTION_NOTE = (
     "a run of a selection (--case/--tag) does not score it: how many held-out cases a "
     "pattern matches would tell their ids"
 )
+SHARD_NOTE = (
+    "a shard (--shard I/N) does not score it: `casegate check --parts` scores the whole "
+    "slice once, when the parts are merged"
+)
 
 
 @dataclass(slots=True)
@@ -118,7 +122,7 @@ def prepare(
         prepared.skip = key_missing_note(holdout.key_env)
         return prepared
     if selection is not None and not selection.everything:
-        prepared.skip = SELECTION_NOTE
+        prepared.skip = SELECTION_NOTE if selection.filtered else SHARD_NOTE
         return prepared
     sliced = read_slice(location, prepared.key)
     prepared.rotation = sliced.rotation_id or None
