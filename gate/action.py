@@ -24,11 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gate.basetree import inside, repo_root_of, tracked_under
 from gate.errors import CasegateError, ConfigError
 from gate.forkcomment import post_report, write_report_dir
 from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
 from gate.report import cell
 from gate.secrets import redact
+from gate.select import Selection, select
+from gate.shard import Shard
 
 #: where a token may sit in the Action's environment; all are removed at start
 TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
@@ -80,6 +83,10 @@ class Inputs:
     report_dir: str = ""
     #: with `command: drift`: re-record the cases that drifted
     refresh: bool = False
+    #: `I/N`: run one shard and write its part (gate.shard), no verdict
+    shard: str = ""
+    #: a folder of every shard's part, downloaded: merge them and gate the whole (gate.merge)
+    parts: str = ""
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -117,7 +124,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         for line in read_input(environ, "set").splitlines()
         if line.strip() and not line.strip().startswith("#")
     ]
-    return Inputs(
+    inputs = Inputs(
         command=command_name,
         config=read_input(environ, "config", "casegate.yml"),
         mode=mode,
@@ -130,7 +137,17 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         comment_author=read_input(environ, "comment-author", DEFAULT_COMMENT_AUTHOR),
         report_dir=read_input(environ, "report-dir"),
         refresh=_boolean("refresh", read_input(environ, "refresh", "false")),
+        shard=read_input(environ, "shard"),
+        parts=read_input(environ, "parts"),
     )
+    if (inputs.shard or inputs.parts) and inputs.command != "check":
+        raise ConfigError("inputs `shard` and `parts` go with `command: check` only")
+    if inputs.shard and inputs.parts:
+        raise ConfigError(
+            "inputs `shard` and `parts` are two stages: a matrix job runs one shard, "
+            "the job after it merges the parts; give one of them"
+        )
+    return inputs
 
 
 def read_event(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -408,6 +425,7 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         environ.get("GITHUB_OUTPUT"),
         {"pass-rate": _rate(results.summary.pass_rate), "results-path": shown},
     )
+    _print_untrusted(recorded)
     _append(
         environ.get("GITHUB_STEP_SUMMARY"),
         f"### casegate: baseline refreshed — {cell(loaded.config.suite)}\n\n"
@@ -449,9 +467,12 @@ def run_check(
         cases,
         baseline_path=baseline_path,
         mode=mode,
-        out=out_dir / f"{suite}-results.json",
+        out=out_dir / f"{results_name}.json",
         report_path=out_dir / f"{suite}-report.md",
         show_progress=False,
+    shard = Shard.parse(inputs.shard) if inputs.shard else None
+    cases = select(cases, Selection(shard=shard))
+    results_name = f"{suite}-part-{shard.index}-of-{shard.count}" if shard else f"{suite}-results"
         marker=marker,
         ruling=ruling,
         capture=True,
@@ -465,8 +486,12 @@ def run_check(
     for warning in outcome.comparison.warnings:  # escaped: a command of its own, never more
         _emit(command("warning", f"stale baseline: {warning}", title="casegate"))
     for warning in outcome.comparison.recording_warnings:
+        selection=Selection(shard=shard),
+        parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
         _emit(command("warning", f"old recordings: {warning}", title="casegate"))
     fitted = outcome.comparison.holdout and outcome.comparison.holdout.fitted_warning()
+    if outcome.part:
+        return part_written(outcome, environ, workspace)
     if fitted:  # counts only, like everything said about the held-out slice
         _emit(command("warning", fitted, title="casegate: held-out slice"))
     _append(environ.get("GITHUB_STEP_SUMMARY"), fit_summary(outcome.markdown) + "\n")
@@ -515,6 +540,50 @@ PIPED = (
     *TOKEN_VARIABLES,
     "GITHUB_OUTPUT",
     "GITHUB_STEP_SUMMARY",
+def downloaded_parts(workspace: Path, folder_text: str) -> list[Path]:
+    """Every part in the `parts` folder, which only the workflow may have filled.
+
+    The folder lies in the pull request's checkout (a container action sees nothing
+    else), so a part the pull request committed there is refused: parts come from
+    the shard jobs' artifacts, never from the change they judge.
+    """
+    folder = inside(workspace, folder_text, "input `parts`")
+    if not folder.is_dir():
+        raise ConfigError(
+            f"input `parts`: {folder_text} is not a folder: download the shard jobs' "
+            "artifacts there first (actions/download-artifact)"
+        )
+    repo_root = repo_root_of(workspace)
+    committed = tracked_under(repo_root, folder) if repo_root is not None else []
+    if committed:
+        raise ConfigError(
+            f"input `parts`: {folder_text} holds files the pull request committed "
+            f"({committed[0]}): download the parts to a folder that is not in the repository"
+        )
+    found = sorted(folder.rglob("*.json"))
+    links = [path for path in found if path.is_symlink() or not path.is_file()]
+    if links:
+        raise ConfigError(f"input `parts`: {links[0]} is not a regular file")
+    if not found:
+        raise ConfigError(
+            f"input `parts`: no results file in {folder_text}: did every shard job upload its part?"
+        )
+    return found
+
+
+def part_written(outcome: Any, environ: Mapping[str, str], workspace: Path) -> int:
+    """A shard job's end: its part for the merge job, and no verdict of any kind."""
+    path = workspace_path(str(outcome.results_path), Path.cwd(), workspace)
+    shard = outcome.candidate.shard
+    print(
+        f"casegate: shard {shard['index']}/{shard['count']}: {len(outcome.candidate.cases)} "
+        f"case(s) judged into {path}; a part, not a verdict: the job that merges every part "
+        "(input `parts`) gates the pull request"
+    )
+    write_outputs(environ.get("GITHUB_OUTPUT"), {"verdict": "part", "results-path": path})
+    return 0
+
+
     "GITHUB_ENV",
     "GITHUB_PATH",
     "GITHUB_STATE",

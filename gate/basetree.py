@@ -196,3 +196,11 @@ def inside(root: Path, relative: str, what: str, refused: frozenset[str] = froze
     if not resolved.is_relative_to(root.resolve()):
         raise ConfigError(f"{what}: {relative!r} points outside the repository")
     return resolved
+
+
+def tracked_under(repo_root: Path, folder: Path) -> list[str]:
+    """The files git tracks under `folder`: what the checked-out commit put there."""
+    found = git("ls-files", "-z", "--", str(folder), cwd=repo_root)
+    if found.returncode != 0:
+        raise ConfigError(f"git cannot list the files under {folder}: it is not in the checkout")
+    return [name for name in found.stdout.decode(errors="replace").split("\0") if name]

@@ -1,5 +1,8 @@
 """`casegate init`: a starter config, two example cases and the five workflows.
 
+`--shards N` writes casegate-sharded.yml (a matrix of N shard jobs, then one job
+that merges and gates their parts) in place of casegate-pull-request.yml.
+
 The files live in `gate/scaffold/`; the workflows name the Action as `{{ action }}`,
 filled in with the reference the user gives (this repository's own workflows are
 the same files with `./`, and a test keeps them identical). Each provider has its
@@ -11,6 +14,7 @@ own config, and the python and command providers a stub `system.py` beside it.
 from __future__ import annotations
 
 import argparse
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -34,6 +38,9 @@ FILES = {
     "gitignore": GITIGNORE,
 }
 
+PULL_REQUEST = ".github/workflows/casegate-pull-request.yml"
+SHARDED = "workflows/casegate-sharded.yml"
+
 #: provider → the scaffold files that replace or join the default set
 PROVIDERS: dict[str, dict[str, str]] = {
     "openai": {},
@@ -51,13 +58,22 @@ _RECORDS = {
 }
 
 
-def starter_files(action: str = DEFAULT_ACTION, provider: str = DEFAULT_PROVIDER) -> dict[str, str]:
-    """Destination path → content, for `provider`."""
+def starter_files(
+    action: str = DEFAULT_ACTION, provider: str = DEFAULT_PROVIDER, shards: int | None = None
+) -> dict[str, str]:
+    """Destination path → content, for `provider`; sharded pull-request checks with `shards`."""
     scaffold = resources.files("gate") / "scaffold"
     chosen = {destination: source for source, destination in FILES.items()}
     chosen.update({destination: source for source, destination in PROVIDERS[provider].items()})
+    if shards is not None:
+        del chosen[PULL_REQUEST]
+        chosen[".github/workflows/casegate-sharded.yml"] = SHARDED
+    matrix = json.dumps([f"{index}/{shards}" for index in range(1, (shards or 0) + 1)])
     return {
-        destination: (scaffold / source).read_text(encoding="utf-8").replace("{{ action }}", action)
+        destination: (scaffold / source)
+        .read_text(encoding="utf-8")
+        .replace("{{ action }}", action)
+        .replace("{{ shards }}", matrix)
         for destination, source in chosen.items()
     }
 
@@ -92,14 +108,17 @@ def _merged_gitignore(path: Path, block: str) -> str | None:
 
 
 def write_starter(
-    target: Path, action: str = DEFAULT_ACTION, provider: str = DEFAULT_PROVIDER
+    target: Path,
+    action: str = DEFAULT_ACTION,
+    provider: str = DEFAULT_PROVIDER,
+    shards: int | None = None,
 ) -> list[Path]:
     """Write every starter file, or none: an existing file is never overwritten, and when
     one cannot be written (an OutputError naming it) the files and folders made are removed.
 
     `.gitignore` is written last, and only when it does not ignore `.casegate/` yet.
     """
-    files = starter_files(action, provider)
+    files = starter_files(action, provider, shards)
     gitignore = _merged_gitignore(target / GITIGNORE, files.pop(GITIGNORE))
     planned = {target / name: content for name, content in files.items()}
     if gitignore is not None:  # last, and replaced whole: it was read above
@@ -128,7 +147,7 @@ def next_steps(target: Path, provider: str) -> list[str]:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    for path in write_starter(args.dir, args.action, args.provider):
+    for path in write_starter(args.dir, args.action, args.provider, args.shards):
         print(f"added .casegate/ to {path}" if path.name == GITIGNORE else f"wrote {path}")
     print("next: edit prompts/ and cases/, run these, and commit everything they write:")
     print("\n".join(next_steps(args.dir, args.provider)))
@@ -153,4 +172,19 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the system under test: a hosted model, your python function or any command "
         "(default: %(default)s)",
     )
+    init.add_argument(
+        "--shards",
+        type=_shard_count,
+        metavar="N",
+        help="check pull requests in N parallel shard jobs and one merging job "
+        "(casegate-sharded.yml, in place of casegate-pull-request.yml)",
+    )
     init.set_defaults(handler=cmd_init)
+
+
+def _shard_count(text: str) -> int:
+    from gate.shard import MAX_SHARDS
+
+    if not text.isdigit() or not 2 <= int(text) <= MAX_SHARDS:
+        raise argparse.ArgumentTypeError(f"expected a number of shards from 2 to {MAX_SHARDS}")
+    return int(text)
