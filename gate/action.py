@@ -425,7 +425,6 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         environ.get("GITHUB_OUTPUT"),
         {"pass-rate": _rate(results.summary.pass_rate), "results-path": shown},
     )
-    _print_untrusted(recorded)
     _append(
         environ.get("GITHUB_STEP_SUMMARY"),
         f"### casegate: baseline refreshed — {cell(loaded.config.suite)}\n\n"
@@ -462,6 +461,9 @@ def run_check(
     pull = event.get("pull_request") if event_name == "pull_request" else None
     ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
     marker = marker_for(suite)
+    shard = Shard.parse(inputs.shard) if inputs.shard else None
+    cases = select(cases, Selection(shard=shard))
+    results_name = f"{suite}-part-{shard.index}-of-{shard.count}" if shard else f"{suite}-results"
     outcome = ci.check(
         loaded,
         cases,
@@ -470,28 +472,25 @@ def run_check(
         out=out_dir / f"{results_name}.json",
         report_path=out_dir / f"{suite}-report.md",
         show_progress=False,
-    shard = Shard.parse(inputs.shard) if inputs.shard else None
-    cases = select(cases, Selection(shard=shard))
-    results_name = f"{suite}-part-{shard.index}-of-{shard.count}" if shard else f"{suite}-results"
         marker=marker,
         ruling=ruling,
         capture=True,
         reap=True,
         environ=environ,
+        selection=Selection(shard=shard),
+        parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
     )
     _print_untrusted(outcome.output)
+    if outcome.part:
+        return part_written(outcome, environ, workspace)
     if outcome.comparison is None or outcome.verdict is None:
         return EXIT_INTERRUPTED
     _print_untrusted(report.text_report(outcome.comparison, outcome.verdict))
     for warning in outcome.comparison.warnings:  # escaped: a command of its own, never more
         _emit(command("warning", f"stale baseline: {warning}", title="casegate"))
     for warning in outcome.comparison.recording_warnings:
-        selection=Selection(shard=shard),
-        parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
         _emit(command("warning", f"old recordings: {warning}", title="casegate"))
     fitted = outcome.comparison.holdout and outcome.comparison.holdout.fitted_warning()
-    if outcome.part:
-        return part_written(outcome, environ, workspace)
     if fitted:  # counts only, like everything said about the held-out slice
         _emit(command("warning", fitted, title="casegate: held-out slice"))
     _append(environ.get("GITHUB_STEP_SUMMARY"), fit_summary(outcome.markdown) + "\n")
@@ -532,14 +531,6 @@ def run_check(
     return int(outcome.verdict.exit_code)
 
 
-TOKEN_FD = "CASEGATE_TOKEN_FD"  # noqa: S105 - the name of a variable, not a secret
-
-
-#: handed to the restarted entrypoint through a pipe, never through its environment
-PIPED = (
-    *TOKEN_VARIABLES,
-    "GITHUB_OUTPUT",
-    "GITHUB_STEP_SUMMARY",
 def downloaded_parts(workspace: Path, folder_text: str) -> list[Path]:
     """Every part in the `parts` folder, which only the workflow may have filled.
 
@@ -584,6 +575,14 @@ def part_written(outcome: Any, environ: Mapping[str, str], workspace: Path) -> i
     return 0
 
 
+TOKEN_FD = "CASEGATE_TOKEN_FD"  # noqa: S105 - the name of a variable, not a secret
+
+
+#: handed to the restarted entrypoint through a pipe, never through its environment
+PIPED = (
+    *TOKEN_VARIABLES,
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
     "GITHUB_ENV",
     "GITHUB_PATH",
     "GITHUB_STATE",
