@@ -1,18 +1,13 @@
 # The casegate GitHub Action. GitHub builds it from `action.yml` (`image: Dockerfile`)
 # and runs it with the workspace mounted at /github/workspace; per its rules for
 # container actions there is no USER and no WORKDIR here.
+#
+# Stage 1 builds the venv from the source. Only the venv is copied on: the source
+# (and, offline, the wheelhouse) stays in this stage's layers, which the image does
+# not keep. A multi-stage build, not `RUN --mount`: the offline test builds with the
+# classic builder, which has no mounts.
 ARG BASE=python:3.12-slim
-FROM ${BASE}
-
-# git reads the baseline from a pull request's base commit. Base images that
-# already carry git (the offline test image does) skip the download.
-# hadolint ignore=DL3008
-RUN if ! command -v git >/dev/null 2>&1; then \
-      apt-get update \
-      && apt-get install -y --no-install-recommends git ca-certificates \
-      && rm -rf /var/lib/apt/lists/*; \
-    fi
-
+FROM ${BASE} AS build
 # Debian's Python refuses system-wide pip installs: casegate lives in its own venv.
 # PIP_OFFLINE="--no-index --find-links /opt/casegate-src/.wheelhouse" builds without an index.
 ARG PIP_OFFLINE=""
@@ -24,8 +19,19 @@ RUN python3 -m venv /opt/casegate \
        $PIP_OFFLINE --requirement /opt/casegate-src/requirements.lock \
     && /opt/casegate/bin/pip install --no-cache-dir --disable-pip-version-check \
        $PIP_OFFLINE --no-deps /opt/casegate-src \
-    && /opt/casegate/bin/pip uninstall --yes pip \
-    && rm -rf /opt/casegate-src
+    && /opt/casegate/bin/pip uninstall --yes pip
+
+# Stage 2, the image: the same base (the venv's interpreter is the base's), git, the venv.
+FROM ${BASE}
+# git reads the baseline from a pull request's base commit. Base images that
+# already carry git (the offline test image does) skip the download.
+# hadolint ignore=DL3008
+RUN if ! command -v git >/dev/null 2>&1; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends git ca-certificates \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
+COPY --from=build /opt/casegate /opt/casegate
 
 # -I: an isolated interpreter. The workspace (the pull request's checkout) is the
 # working directory; without -I a `gate/` or `tabulate.py` in it would be imported

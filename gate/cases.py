@@ -18,10 +18,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
-from gate import checks
+from gate import checks, heap
 from gate.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
 from gate.errors import CaseFileError, located
-from gate.files import parse_json
+from gate.fastjson import parse_json_unique
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
 
 #: Ids name recording files (id + ".json"), so they stay well inside a file name's 255 bytes.
@@ -59,27 +59,39 @@ class Case(BaseModel):
     def is_critical(self) -> bool:
         return self.critical or "critical" in self.tags
 
+    # pydantic reaches `self._source` through a Python-level __getattr__ (about 1 µs),
+    # and a run reads these per sample: they read pydantic's own slot instead.
+
     @property
     def source(self) -> str:
-        return self._source
+        return self._private()["_source"]  # type: ignore[no-any-return]
 
     @property
     def line(self) -> int:
-        return self._line
+        return self._private()["_line"]  # type: ignore[no-any-return]
 
     @property
     def judges(self) -> list[tuple[str, checks.Judge]]:
-        return self._judges
+        return self._private()["_judges"]  # type: ignore[no-any-return]
 
     @property
     def from_defaults(self) -> frozenset[str]:
         """The `expect` keys the suite's `defaults:` gave this case (not its own)."""
-        return self._from_defaults
+        return self._private()["_from_defaults"]  # type: ignore[no-any-return]
+
+    def _private(self) -> dict[str, Any]:
+        private = self.__pydantic_private__
+        assert private is not None  # Case declares private attributes: pydantic fills it
+        return private
 
     def expect_hash(self) -> str:
         """Fingerprint of what the case demands, defaults merged; a change is a ruler change."""
-        blob = json.dumps(self.expect, sort_keys=True, default=str)
+        blob = _EXPECT_ENCODER.encode(self.expect)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: json.dumps(value, sort_keys=True, default=str) without building an encoder per call
+_EXPECT_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def resolve_case_paths(patterns: Sequence[str], root: Path) -> tuple[list[Path], list[str]]:
@@ -110,7 +122,7 @@ def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
             if not raw_line.strip():
                 continue
             try:
-                yield number, parse_json(raw_line, unique_keys=True)
+                yield number, parse_json_unique(raw_line)
             except ValueError as exc:
                 raise CaseFileError(located(path, number, f"invalid JSON: {exc}")) from None
         return
@@ -183,10 +195,16 @@ def load_cases(
 ) -> list[Case]:
     """Load and validate every case, the suite's `defaults` merged under each;
     raises CaseFileError listing every problem."""
-    defaults = defaults or SuiteDefaults()
+    with heap.bulk():
+        return _load_cases(files, display_root, defaults or SuiteDefaults())
+
+
+def _load_cases(
+    files: Sequence[Path], display_root: Path | None, defaults: SuiteDefaults
+) -> list[Case]:
     problems: list[str] = []
     cases: list[Case] = []
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, tuple[Path, int | None]] = {}
     for path in files:
         shown = _display(path, display_root)
         try:
@@ -219,23 +237,24 @@ def load_cases(
                 problems.append(_validation_problem(shown, line, raw, exc))
                 continue
             try:
-                case._judges = checks.build(case.expect)
+                judges = checks.build(case.expect)
             except checks.CheckSpecError as exc:
                 problems.append(_check_problem(shown, merged.record, exc, merged.from_defaults))
                 continue
-            case._from_defaults = merged.from_defaults
-            case._source, case._line = str(shown), line or 1
-            where = located(shown, line, "")[:-2]
+            # One update, not four assignments through pydantic's __setattr__.
+            case._private().update(
+                _judges=judges,
+                _from_defaults=merged.from_defaults,
+                _source=str(shown),
+                _line=line or 1,
+            )
             if case.id in first_seen:
+                first = located(*first_seen[case.id], "")[:-2]
                 problems.append(
-                    located(
-                        shown,
-                        line,
-                        f"duplicate case id {case.id!r} (first at {first_seen[case.id]})",
-                    )
+                    located(shown, line, f"duplicate case id {case.id!r} (first at {first})")
                 )
                 continue
-            first_seen[case.id] = where
+            first_seen[case.id] = (shown, line)
             cases.append(case)
     if problems:
         raise CaseFileError(problems)

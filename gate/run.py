@@ -11,12 +11,12 @@ import datetime as dt
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from gate import __version__, adaptive, checks, systems, usercode
+from gate import __version__, adaptive, checks, heap, systems, usercode
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
@@ -38,7 +38,6 @@ from gate.secrets import redact
 from gate.services.suite import Services, import_targets, require_pins
 from gate.services.suite import build as build_services
 from gate.stats import wilson
-from gate.templates import check_templates
 from gate.yamlfile import line_of, load_yaml_file
 
 MISSING_LISTED = 10
@@ -299,11 +298,6 @@ def judge_sample(
     )
 
 
-def _sum(values: Iterable[float | int | None]) -> Any:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
-
-
 def _case_checks(outputs: Sequence[SampleResult]) -> list[CheckResult]:
     """One line per check across samples: ok only if every judged sample passed it."""
     judged = [o for o in outputs if o.status != "error"]
@@ -322,9 +316,30 @@ def _case_checks(outputs: Sequence[SampleResult]) -> list[CheckResult]:
 
 
 def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> CaseResult:
+    # One pass over the samples: a replay aggregates every case of the suite.
     total = len(outputs)
-    passes = sum(1 for o in outputs if o.status == "pass")
-    errors = [o for o in outputs if o.status == "error"]
+    passes = 0
+    errors: list[SampleResult] = []
+    first_fail: SampleResult | None = None
+    latencies: list[float] = []
+    costs: list[float] = []
+    input_tokens: list[int] = []
+    output_tokens: list[int] = []
+    for o in outputs:
+        if o.status == "pass":
+            passes += 1
+        elif o.status == "error":
+            errors.append(o)
+        elif first_fail is None:
+            first_fail = o
+        if o.latency_ms is not None:
+            latencies.append(o.latency_ms)
+        if o.cost_usd is not None:
+            costs.append(o.cost_usd)
+        if o.input_tokens is not None:
+            input_tokens.append(o.input_tokens)
+        if o.output_tokens is not None:
+            output_tokens.append(o.output_tokens)
     rate = passes / total if total else 0.0
     passed = not errors and rate + EPSILON >= min_pass_rate
     status: Status
@@ -336,11 +351,13 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
         status, reason = "pass", ""
     else:
         status = "fail"
-        first = next(o for o in outputs if o.status == "fail")
-        reason = first.reason if total == 1 else f"{passes}/{total} samples passed; {first.reason}"
-    latencies = [o.latency_ms for o in outputs if o.latency_ms is not None]
-    cost = _sum(o.cost_usd for o in outputs)
+        assert first_fail is not None  # no error, not passed: a sample failed
+        reason = first_fail.reason
+        if total != 1:
+            reason = f"{passes}/{total} samples passed; {reason}"
+    cost = sum(costs) if costs else None
     low, high = wilson(passes, total)
+    source = case.source
     return CaseResult(
         id=case.id,
         version=case.version,
@@ -359,10 +376,10 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
         checks=_case_checks(outputs),
         outputs=outputs,
         latency_ms=round(sum(latencies) / len(latencies), 3) if latencies else None,
-        input_tokens=_sum(o.input_tokens for o in outputs),
-        output_tokens=_sum(o.output_tokens for o in outputs),
+        input_tokens=sum(input_tokens) if input_tokens else None,
+        output_tokens=sum(output_tokens) if output_tokens else None,
         cost_usd=round(cost, 8) if cost is not None else None,
-        source=f"{case.source}:{case.line}" if case.source else None,
+        source=f"{source}:{case.line}" if source else None,
         expect_hash=case.expect_hash(),
         note=case.note,
     )
@@ -436,6 +453,8 @@ def import_python_target(loaded: LoadedConfig) -> None:
 
 def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
     """Everything that would fail per request, found before the first paid call."""
+    from gate.templates import check_templates  # Jinja2: only a run that makes calls loads it
+
     check_templates(loaded, cases)
     problems = systems.preflight(system, cases)
     if checks.declared_tools(system) is None:
@@ -584,7 +603,8 @@ def execute(
         )
     elif mode == "replay":
         # Streams: each case is judged as its recordings are read (100,000-case suites).
-        results = replay(ordered, requests, store, judge, score)
+        with heap.bulk():
+            results = replay(ordered, requests, store, judge, score)
         raise_missing_judgements(grader, store)
         raise_missing_services(services, store)
     else:

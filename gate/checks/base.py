@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -145,6 +146,13 @@ def compile_pattern(name: str, arg: Any) -> regex_engine.Pattern[str]:
     """A compiled pattern (Python `re` syntax, through `regex` for its match timeout)."""
     if not isinstance(arg, str):
         raise CheckSpecError(f"{name} takes a regular expression string, got {describe(arg)}")
+    return _compiled(name, arg)
+
+
+# A suite repeats its patterns case after case (`defaults:` gives every case the same
+# ones); a compiled pattern is immutable, so cases share it. Refusals are not cached.
+@functools.lru_cache(maxsize=4096)
+def _compiled(name: str, arg: str) -> regex_engine.Pattern[str]:
     if pattern_size(arg) > MAX_PATTERN_SIZE:
         raise CheckSpecError(
             f"{name}: the regular expression {describe(arg)} repeats too much (its counted "

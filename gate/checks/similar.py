@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rapidfuzz import fuzz, utils
-from rapidfuzz.distance import Levenshtein
-
 from gate.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict, describe
 from gate.checks.text import normalizer
 
@@ -67,8 +64,12 @@ def similar(name: str, arg: Any, modifiers: Modifiers) -> Judge:
     method = arg.get("method", "embedding")
     if method not in METHODS:
         raise CheckSpecError(f"{name}: `method` is embedding or lexical, got {describe(method)}")
-    if method == "lexical" and not utils.default_process(to):
-        raise CheckSpecError(f"{name}: `to` has no letter or digit to compare word by word")
+    if method == "lexical":
+        # rapidfuzz only for a suite that compares this way: every run imports this module.
+        from rapidfuzz import fuzz, utils
+
+        if not utils.default_process(to):
+            raise CheckSpecError(f"{name}: `to` has no letter or digit to compare word by word")
     shown = describe(to, SHOWN_CHARS)
 
     def judge(subject: Subject) -> Verdict:
@@ -119,6 +120,7 @@ def levenshtein(name: str, arg: Any, modifiers: Modifiers) -> Judge:
             f"got {describe(limit)}"
         )
     shown = describe(arg["to"], SHOWN_CHARS)
+    from rapidfuzz.distance import Levenshtein
 
     def judge(subject: Subject) -> Verdict:
         actual = norm(subject.text)

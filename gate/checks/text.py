@@ -40,6 +40,8 @@ def parse_normalize(arg: Any) -> list[str]:
 
 
 def normalizer(steps: Sequence[str]) -> Callable[[str], str]:
+    if not steps:  # most cases normalise nothing: one shared function, not a closure each
+        return _unchanged
     functions = [NORMALIZERS[step] for step in steps]
 
     def apply(text: str) -> str:
@@ -48,6 +50,10 @@ def normalizer(steps: Sequence[str]) -> Callable[[str], str]:
         return text
 
     return apply
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 # --- text checks --------------------------------------------------------------

@@ -5,6 +5,7 @@ Adding a provider is one new module and one line in PROVIDERS.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -49,36 +50,35 @@ class Provider:
         return []
 
 
-def _registry() -> dict[str, type[Provider]]:
-    # These modules import no SDK at import time; the SDK loads when a client is made.
-    from gate.systems.anthropic import AnthropicSystem
-    from gate.systems.command import CommandSystem
-    from gate.systems.openai import OpenAISystem
-    from gate.systems.python import PythonSystem
-
-    return {
-        PythonSystem.name: PythonSystem,
-        CommandSystem.name: CommandSystem,
-        OpenAISystem.name: OpenAISystem,
-        AnthropicSystem.name: AnthropicSystem,
-    }
+#: provider name → "module:Class". A module is imported when its provider is named, so
+#: a run imports the one adapter its config uses (and, through it, no SDK until a
+#: client is made) instead of all of them.
+PROVIDERS: dict[str, str] = {
+    "python": "gate.systems.python:PythonSystem",
+    "command": "gate.systems.command:CommandSystem",
+    "openai": "gate.systems.openai:OpenAISystem",
+    "anthropic": "gate.systems.anthropic:AnthropicSystem",
+}
 
 
-PROVIDERS: dict[str, type[Provider]] = _registry()
+def provider_class(name: str) -> type[Provider]:
+    """The class for a provider name in PROVIDERS (KeyError for any other)."""
+    module, _, attribute = PROVIDERS[name].partition(":")
+    provider: type[Provider] = getattr(importlib.import_module(module), attribute)
+    return provider
 
 
 def config_problems(system: SystemConfig) -> list[str]:
-    provider = PROVIDERS.get(system.provider)
-    if provider is None:
+    if system.provider not in PROVIDERS:
         return [f"unknown provider {system.provider!r} (known: {', '.join(sorted(PROVIDERS))})"]
-    return provider.problems(system)
+    return provider_class(system.provider).problems(system)
 
 
 def preflight(system: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:
-    return PROVIDERS[system["provider"]].preflight(system, cases)
+    return provider_class(system["provider"]).preflight(system, cases)
 
 
 def create(system: Mapping[str, Any], root: Path, context: Mapping[str, Any]) -> System:
     """Build the live system for a resolved `system:` mapping."""
-    provider = PROVIDERS[system["provider"]]
+    provider = provider_class(system["provider"])
     return provider(dict(system), root, context)  # type: ignore[call-arg,return-value]

@@ -266,23 +266,41 @@ def scenarios(folder: Path, env: dict[str, str]) -> None:
     check(outputs_of(files).get("verdict") == "ship", "the baseline system ships", finished)
 
 
+#: Debian packages git brings into the image (with --no-install-recommends)
+GIT_PACKAGES = ("git", "git-man", "perl", "perl-modules-5.36", "libperl5.36", "liberror-perl")
+
+
+def inside(env: dict[str, str], entrypoint: str, *args: str) -> str:
+    """Standard output of one command run in the image, offline."""
+    command = ["docker", "run", "--rm", "--network=none", f"--entrypoint={entrypoint}", IMAGE]
+    return sh(*command, *args, env=env, capture_output=True).stdout
+
+
 def measure(env: dict[str, str]) -> None:
     size = sh(
         "docker", "image", "inspect", "--format={{.Size}}", IMAGE, env=env, capture_output=True
     ).stdout.strip()
-    venv = sh(
+    venv = inside(env, "du", "-sm", "/opt/casegate").split()[0]
+    print(f"image {int(size) / 1e6:.0f} MB on the test base; /opt/casegate venv {venv} MB")
+    installed = inside(env, "dpkg-query", "--show", "--showformat=${Package} ${Installed-Size}\\n")
+    sizes = dict(line.split() for line in installed.splitlines() if line.strip())
+    git_kib = sum(int(sizes.get(package, "0")) for package in GIT_PACKAGES)
+    print(f"git and the Perl it pulls in: {git_kib / 1024:.0f} MiB ({', '.join(GIT_PACKAGES)})")
+
+
+def check_layers(env: dict[str, str]) -> None:
+    """No layer of the image holds what a later one deletes: the source stays in the build
+    stage, whose layers the image does not keep."""
+    history = sh(
         "docker",
-        "run",
-        "--rm",
-        "--network=none",
-        "--entrypoint=du",
+        "history",
+        "--no-trunc",
+        "--format={{.CreatedBy}}",
         IMAGE,
-        "-sm",
-        "/opt/casegate",
         env=env,
         capture_output=True,
-    ).stdout.split()[0]
-    print(f"image {int(size) / 1e6:.0f} MB on the test base; /opt/casegate venv {venv} MB")
+    )
+    check("casegate-src" not in history.stdout, "no layer holds the source tree", history)
 
 
 def main() -> None:
@@ -292,6 +310,7 @@ def main() -> None:
         daemon, env = start_daemon(folder)
         try:
             build_image(folder, env)
+            check_layers(env)
             scenarios(folder, env)
             measure(env)
         finally:
