@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraint
 from gate import checks, heap
 from gate.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
 from gate.errors import CaseFileError, located
-from gate.fastjson import parse_json_unique
+from gate.files import parse_json
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
 
 #: Ids name recording files (id + ".json"), so they stay well inside a file name's 255 bytes.
@@ -122,7 +122,7 @@ def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
             if not raw_line.strip():
                 continue
             try:
-                yield number, parse_json_unique(raw_line)
+                yield number, parse_json(raw_line, unique_keys=True)
             except ValueError as exc:
                 raise CaseFileError(located(path, number, f"invalid JSON: {exc}")) from None
         return

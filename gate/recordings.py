@@ -27,8 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gate.errors import CasegateError, ResultsError
-from gate.fastjson import parse_json_unique
-from gate.files import TEMPORARY_SUFFIX, cannot_write, write_text
+from gate.files import TEMPORARY_SUFFIX, cannot_write, parse_json, write_text
 from gate.outputs import Output
 from gate.yamlfile import dotted
 
@@ -126,7 +125,7 @@ class RecordingStore:
         """One recording file as it is on disk now; ResultsError naming it when it is bad
         (FileNotFoundError when there is none)."""
         try:
-            document = parse_json_unique(_read_bytes(path))
+            document = parse_json(_read_bytes(path), unique_keys=True)
         except FileNotFoundError:
             raise
         except OSError as exc:
