@@ -124,6 +124,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
+# Built once: json.loads makes a new decoder on every call given a hook, and a replay
+# reads thousands of small documents.
+_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_PLAIN = json.JSONDecoder()
+
+
 def write_new_files(
     files: Mapping[Path, str],
     *,
@@ -172,7 +178,11 @@ def parse_json(text: str | bytes, *, unique_keys: bool = False) -> Any:
     last one, while a reader of the file sees the first).
     """
     try:
-        document = json.loads(text, object_pairs_hook=_unique_keys if unique_keys else None)
+        if isinstance(text, bytes | bytearray):  # as json.loads reads them: UTF-8, -16 or -32
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
+        elif text.startswith("\ufeff"):  # refused, as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        document = (_UNIQUE_KEYS if unique_keys else _PLAIN).decode(text)
     except RecursionError:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:
