@@ -382,6 +382,8 @@ PULL_REQUEST_TARGET = (
 
 def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str]) -> int:
     from gate.cli import refuse_errored_baseline, warn_failing_critical
+    from gate.history.commands import add_run, default_commit
+    from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
     from gate.results import write_results
     from gate.supervise import run_supervised
@@ -416,7 +418,13 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         results.holdout = holdout.score(held_out, loaded, mode, baseline=previous)
         write_results(results, scratch / "baseline.json")
     shutil.copyfile(scratch / "baseline.json", path)
+    # The run joins the committed history beside its baseline (casegate-baseline.yml commits
+    # both); a one-off job keeps no cache, so the export is read into memory.
+    recorded = add_run(
+        results, path, working_export(loaded), None, default_commit(Path.cwd(), environ)
+    )
     _print_untrusted(run_summary(results))  # names and reasons come from the repository
+    _print_untrusted(recorded)
     if results.holdout is not None:
         _print_untrusted(holdout.summary_line(results.holdout))
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())

@@ -19,7 +19,7 @@ stop early against. The defaults were chosen with bench/noise_simulation.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -131,3 +131,28 @@ def suite_open(
     if not differences or sum(differences) >= 0:
         return False
     return rule.alpha < sign_flip_lower(differences) <= SUITE_OPEN_P
+
+
+def replayed_rounds(
+    outcomes: Mapping[str, Sequence[bool]],
+    refs: Mapping[str, Reference],
+    adaptive: AdaptiveConfig,
+    rule: GateConfig,
+) -> dict[str, int]:
+    """How many samples the rounds draw for each case, given each sample's verdict in order.
+
+    The gate's process runs the rounds again on the verdicts it judged itself: a run
+    that stopped a case anywhere else (say, after its one passing sample) was not the
+    run the rule describes.
+    """
+    taken = dict.fromkeys(outcomes, 0)
+    wanted = dict.fromkeys(outcomes, adaptive.start)
+    while wanted:
+        for case_id, extra in wanted.items():
+            taken[case_id] += extra
+        counts = {
+            case_id: (sum(verdicts[: taken[case_id]]), taken[case_id])
+            for case_id, verdicts in outcomes.items()
+        }
+        wanted = plan_round(counts, refs, adaptive, rule)
+    return taken

@@ -16,9 +16,10 @@ from gate.config import LoadedConfig, Mode
 from gate.confirm import confirm
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
+from gate.history.report import trusted_notes
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
-from gate.merge import merge, read_parts
+from gate.merge import expected_of, merge, read_parts
 from gate.recheck import recheck, snapshot
 from gate.results import RunResults, read_results, write_results
 from gate.ruler import Ruling, restate
@@ -133,7 +134,8 @@ def check(
         candidate, output = child.results, child.output
         if candidate.interrupted:
             return CheckOutcome(candidate, out, output=output)
-    candidate = recheck(candidate, loaded, cases, recorded)
+    shards = len(parts) if parts else None  # a merge holds each shard exactly once
+    candidate = recheck(candidate, loaded, cases, recorded, reference=baseline, shards=shards)
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
     if candidate.shard is not None:
@@ -154,6 +156,8 @@ def check(
     comparison.pairwise = pairwise.for_check(
         loaded, cases, ruling, baseline, candidate, mode, verdicts
     )
+    # The base commit's history under a ruling: the pull request's copy is its own claim.
+    comparison.history = trusted_notes(comparison, candidate, loaded, ruling)
     notes = list(notes)
     if mode == "live":
         notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)
@@ -191,4 +195,4 @@ def merged_parts(
             f"the parts ran {describe_stored(first.selection)}, this check "
             f"{describe_stored(stored)}: give the same --case/--tag as the shard jobs"
         )
-    return merge(read, expected_ids=[case.id for case in cases], config_hash=loaded.config_hash())
+    return merge(read, expected=expected_of(cases), config_hash=loaded.config_hash())

@@ -13,6 +13,7 @@ from typing import Any
 
 from gate import __version__, drift, housekeeping, importers, options, show, starter
 from gate.errors import CasegateError
+from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
 from gate.secrets import redact
 
@@ -223,9 +224,27 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     comparison.pairwise = _replayed_pairs(args, baseline, candidate)
     comparison.warnings = _stale_baseline(args, baseline)
     comparison.holdout = _held_out(args, baseline, candidate) or comparison.holdout
+    comparison.history = _history(args, comparison, candidate)
     verdict = decide(comparison, rule)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
     return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
+
+
+def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
+    """The config's results history (gate.history), read from the working copy: `compare`
+    and `gate` judge files already on disk; only `check --base` and the Action judge a
+    pull request, and they read the base commit's copy."""
+    from gate.config import load_config
+    from gate.history.locate import trusted_export
+    from gate.history.report import notes_for
+
+    if not (getattr(args, "config_given", False) or args.config.is_file()):
+        return None
+    loaded = load_config(args.config)
+    if loaded.config.suite != comparison.suite:
+        return None
+    export, source = trusted_export(loaded, None)
+    return notes_for(comparison, candidate, export, source, candidate_label="candidate")
 
 
 def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
@@ -346,7 +365,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join the shards' parts; checked against the config's cases (gate.merge)."""
-    from gate.merge import merge, read_parts
+    from gate.merge import expected_of, merge, read_parts
     from gate.results import ensure_replaceable, write_results
     from gate.select import Selection
     from gate.terminal import run_summary
@@ -357,9 +376,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
     stored = first.selection or {}
     selection = Selection(tuple(stored.get("cases", ())), tuple(stored.get("tags", ())))
     loaded, cases = load_project(args.config, first.overrides, selection)
-    merged = merge(
-        parts, expected_ids=[case.id for case in cases], config_hash=loaded.config_hash()
-    )
+    merged = merge(parts, expected=expected_of(cases), config_hash=loaded.config_hash())
+    if loaded.config.holdout is not None and merged.mode == "replay":
+        # As `run` scores it (from sealed recordings, in this process): shards skip it.
+        from gate.holdout.scoring import score_here
+
+        score_here(loaded, merged, "replay", selection=selection, show_progress=not args.quiet)
     write_results(merged, args.out)
     if not args.quiet:
         print(run_summary(merged))
@@ -603,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_parser(commands)
     importers.add_parser(commands)
     holdout_parser.add_parser(commands)
+    history_parser.add_parser(commands)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")
     judge_commands = judge.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")

@@ -166,6 +166,18 @@ class Config(_Strict):
     drift: DriftConfig = Field(default_factory=DriftConfig)
     #: the held-out slice: sealed cases nobody reads while writing prompts (gate.holdout)
     holdout: HoldoutConfig | None = None
+    #: the committed results history (gate.history), relative to the config's folder;
+    #: None: history/SUITE.jsonl
+    history: str | None = Field(default=None, min_length=1, max_length=500)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_history(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Unset, `history` stays out of results: a baseline written before it existed keeps
+        # the config hash it was written with (it says where history goes, not what runs).
+        data = handler(self)
+        if self.history is None and isinstance(data, dict):
+            data.pop("history", None)
+        return data
 
     @field_validator("cases", mode="before")
     @classmethod

@@ -9,13 +9,14 @@ merged run that silently lacks a case is a partial judgement that looks whole.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gate.cases import Case
 from gate.errors import ResultsError
 from gate.recordings import system_fingerprint
-from gate.results import HoldoutSummary, RunResults, read_results, summarise
+from gate.results import CaseResult, HoldoutSummary, RunResults, read_results, summarise
 from gate.select import describe_stored
 from gate.shard import Shard, shard_of
 
@@ -82,7 +83,9 @@ def _cover(parts: Sequence[tuple[Path, RunResults]]) -> list[Shard]:
         count = shard.count
         if shard.index in seen:
             raise ResultsError(
-                f"overlapping parts: shard {shard} is both {seen[shard.index]} and {path}"
+                f"overlapping parts: shard {shard} is both {seen[shard.index]} and {path}: "
+                "pass each shard's part once (run that shard again if you cannot tell which "
+                "is right)"
             )
         seen[shard.index] = path
     assert count is not None
@@ -95,16 +98,24 @@ def _cover(parts: Sequence[tuple[Path, RunResults]]) -> list[Shard]:
     return shards
 
 
+#: case id → (version, expect_hash): what each configured case expects
+Expected = Mapping[str, tuple[int, str | None]]
+
+
+def expected_of(cases: Sequence[Case]) -> Expected:
+    return {case.id: (case.version, case.expect_hash()) for case in cases}
+
+
 def merge(
     parts: Sequence[tuple[Path, RunResults]],
     *,
-    expected_ids: Sequence[str] | None = None,
+    expected: Expected | None = None,
     config_hash: str | None = None,
 ) -> RunResults:
     """One run from every shard's part; a ResultsError names the first problem.
 
-    `expected_ids` and `config_hash` are the configured suite's, when the merge is
-    checked against a config (always, in `check --parts` and the Action).
+    `expected` and `config_hash` are the configured suite's, when the merge is
+    checked against a config (always: `casegate merge`, `check --parts`, the Action).
     """
     shards = _cover(parts)
     _same_run(parts)
@@ -127,11 +138,15 @@ def merge(
                     "shard's run"
                 )
             if case.id in owner:
-                raise ResultsError(f"{path}: case {case.id!r} is also in {owner[case.id]}")
+                raise ResultsError(
+                    f"{path}: case {case.id!r} is also in {owner[case.id]}: a case is judged "
+                    "in one part only; run the shards again from one commit"
+                )
             owner[case.id] = path
             cases.append(case)
-    if expected_ids is not None:
-        _complete(owner, expected_ids, first.selection)
+    if expected is not None:
+        _complete(owner, expected, first.selection)
+        _same_expectations(cases, expected, owner)
     cases.sort(key=lambda case: case.id)
     holdout = None
     if any(part.holdout is not None for _, part in parts):
@@ -152,8 +167,23 @@ def merge(
     )
 
 
+def _same_expectations(
+    cases: Sequence[CaseResult], expected: Expected, owner: dict[str, Path]
+) -> None:
+    """Each part judged today's cases: a part written before a case's `expect` changed
+    holds verdicts on another question."""
+    for case in cases:
+        version, expect_hash = expected[case.id]
+        if (case.version, case.expect_hash) != (version, expect_hash):
+            raise ResultsError(
+                f"{owner[case.id]}: case {case.id!r} was judged on other expectations than "
+                "the config's (its `expect` or version changed since): run the shards again "
+                "from this commit"
+            )
+
+
 def _complete(
-    owner: dict[str, Path], expected_ids: Sequence[str], selection: dict[str, Any] | None
+    owner: dict[str, Path], expected_ids: Expected, selection: dict[str, Any] | None
 ) -> None:
     expected = set(expected_ids)
     missing = sorted(expected - set(owner))
@@ -171,12 +201,3 @@ def _complete(
             f"the parts hold {len(extra)} case(s) this config does not have (e.g. "
             f"{extra[0]!r}): they were run from another commit"
         )
-
-
-def merge_files(
-    paths: Sequence[Path],
-    *,
-    expected_ids: Sequence[str] | None = None,
-    config_hash: str | None = None,
-) -> RunResults:
-    return merge(read_parts(paths), expected_ids=expected_ids, config_hash=config_hash)

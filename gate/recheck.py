@@ -18,16 +18,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gate import checks
+from gate import adaptive, checks
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import CasegateError, SystemCallError
 from gate.outputs import Output, ToolCall
 from gate.recordings import RecordingStore, request_key, system_fingerprint
-from gate.results import CheckResult, RunResults, SampleResult, summarise
+from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise
 from gate.run import aggregate, samples_for
 from gate.services.recorded import Snapshot
 from gate.services.suite import Services, for_snapshot, snapshot_entries
+from gate.shard import shard_of
 
 #: checks whose verdicts only the supervised run can give
 DELEGATED = frozenset({"check", "judge"})
@@ -74,10 +75,15 @@ def recheck(
     loaded: LoadedConfig,
     cases: Sequence[Case],
     recorded: Recorded | None,
+    *,
+    reference: RunResults | None = None,
+    shards: int | None = None,
 ) -> RunResults:
     """The candidate with every verdict this process can give recomputed; raises on a forgery.
 
-    `recorded` is the `snapshot` taken before the run (None: not a replay).
+    `recorded` is the `snapshot` taken before the run (None: not a replay). `reference`
+    is the baseline `samples: auto` stopped against, and `shards` the split the merged
+    candidate was run in (each shard ran its rounds apart).
     """
     by_id = {case.id: case for case in cases}
     fingerprint = system_fingerprint(loaded.resolved_system())
@@ -95,17 +101,59 @@ def recheck(
                 f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
                 f"not the {fixed} the suite asks for"
             )
+        _require_sample_numbers(case.id, result.outputs)
         outputs = [
             _judge_again(case, sample, recorded, fingerprint, loaded, services)
-            for sample in result.outputs
+            for sample in sorted(result.outputs, key=lambda sample: sample.sample)
         ]
         threshold = case.min_pass_rate
         if threshold is None:
             threshold = loaded.config.min_pass_rate
         rebuilt.append(aggregate(case, outputs, threshold))
+    _require_adaptive_rounds(rebuilt, by_id, loaded, reference, shards)
     candidate.cases = rebuilt
     candidate.summary = summarise(rebuilt)
     return candidate
+
+
+def _require_sample_numbers(case_id: str, outputs: Sequence[SampleResult]) -> None:
+    """Samples 0 to n-1, each once: a sample repeated in place of another is a forgery
+    that every other check would accept (it matches its recording)."""
+    numbers = sorted(sample.sample for sample in outputs)
+    if numbers != list(range(len(numbers))):
+        shown = ", ".join(map(str, numbers[:8])) + (", …" if len(numbers) > 8 else "")
+        raise UntrustedRun(
+            f"the run reported samples {shown} of {case_id!r}, not 0 to {len(numbers) - 1} "
+            "each once: its results cannot be trusted"
+        )
+
+
+def _require_adaptive_rounds(
+    rebuilt: Sequence[CaseResult],
+    by_id: dict[str, Case],
+    loaded: LoadedConfig,
+    reference: RunResults | None,
+    shards: int | None,
+) -> None:
+    """`samples: auto` cases stopped where the rounds, run again here, stop them."""
+    adaptive_cases = [r for r in rebuilt if samples_for(by_id[r.id], loaded) is None]
+    if not adaptive_cases:
+        return
+    groups: dict[int, dict[str, list[bool]]] = {}
+    for result in adaptive_cases:
+        group = shard_of(result.id, shards) if shards else 0
+        groups.setdefault(group, {})[result.id] = [o.status == "pass" for o in result.outputs]
+    refs = adaptive.references(reference)
+    config = loaded.config
+    for outcomes in groups.values():
+        drawn = adaptive.replayed_rounds(outcomes, refs, config.adaptive, config.gate)
+        for case_id, verdicts in outcomes.items():
+            if drawn[case_id] != len(verdicts):
+                raise UntrustedRun(
+                    f"the run stopped case {case_id!r} after {len(verdicts)} sample(s), but "
+                    f"`samples: auto` draws {drawn[case_id]} given its verdicts: its results "
+                    "cannot be trusted"
+                )
 
 
 def _judge_again(

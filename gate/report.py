@@ -209,6 +209,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
             )
     if comparison.pairwise is not None:
         lines += pairwise_lines(comparison.pairwise)
+    if comparison.history is not None:
+        lines += comparison.history.lines()
     flaky = [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky]
     if flaky:
         lines.append(f"flaky ({len(flaky)}): {', '.join(flaky)}")
@@ -340,6 +342,9 @@ def markdown_report(
             + (_table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
         )
     )
+    if comparison.history is not None:
+        # After the regressions it speaks of; dropped before the tables below it.
+        sections.append((5, comparison.history.markdown()))
     if comparison.noise is not None:
         sections.append((1, _significance_section(comparison, comparison.noise)))
     if comparison.pairwise is not None:
@@ -787,6 +792,7 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
         "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
         "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),
+        "history": None if comparison.history is None else comparison.history.to_dict(),
     }
 
 

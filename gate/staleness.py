@@ -23,7 +23,7 @@ from gate.yamlfile import printable
 #: Keys that change how a run is carried out, not what it measures.
 #: keys that change no verdict: how fast, and what is only warned about
 NOT_MEASURED = frozenset(
-    {"concurrency", "baseline_max_age_days", "drift", "recordings.max_age_days"}
+    {"concurrency", "baseline_max_age_days", "drift", "recordings.max_age_days", "history"}
 )
 REFRESH = "refresh it with `casegate baseline` (the Action's `command: baseline`)"
 SHOWN_DIFFERENCES = 5

@@ -102,7 +102,13 @@ def test_without_a_config_the_default_age_applies_and_a_bad_date_is_said() -> No
 def test_a_config_that_moved_on_without_its_baseline_warns_naming_the_keys(
     suite: Project,
 ) -> None:
-    edit_config(suite, system={"model": "bigger"}, gate={"tolerance": 0.05}, concurrency=2)
+    edit_config(
+        suite,
+        system={"model": "bigger"},
+        gate={"tolerance": 0.05},
+        concurrency=2,
+        history="elsewhere/demo.jsonl",  # where history goes, not what a run measures
+    )
     baseline = read_results(baseline_of(suite))
     found = baseline_warnings(baseline, load_config(suite.config_path), now=NOW)
     assert found == [

@@ -1,0 +1,74 @@
+"""Which history export a command reads, and the trusted one a pull request's report reads.
+
+In a pull request the working copy is the pull request's: an export it edited could
+invent a clean record for a case that keeps failing. The report reads the base
+commit's copy instead, from the tree gate.ruler extracted, as the baseline is read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gate.basetree import inside, repo_root_of
+
+if TYPE_CHECKING:
+    from gate.config import Config, LoadedConfig
+    from gate.ruler import Ruling
+
+#: the cache, relative to the config's folder (beside the other artefacts, gitignored)
+DEFAULT_DB = ".casegate/history.sqlite"
+
+
+def export_relative(config: Config) -> str:
+    """`history:` as written, or the default `history/SUITE.jsonl`."""
+    return config.history or f"history/{config.suite}.jsonl"
+
+
+def working_export(loaded: LoadedConfig) -> Path:
+    """The config's export, relative to the working folder when inside it (as messages
+    name it)."""
+    return Path(shown(loaded.root / export_relative(loaded.config)))
+
+
+def shown(path: Path) -> str:
+    """A path as a person would type it here: relative to the working folder if inside."""
+    try:
+        return path.absolute().relative_to(Path.cwd().absolute()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def trusted_export(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path | None, str]:
+    """The export the report may believe, and how to name it (None: there is none).
+
+    Without a ruling (`compare`, `check` without --base, a model swap on the default
+    branch) the working copy is the trusted branch's. With one, only the base commit's
+    copy is; a base without a config has no history to trust.
+    """
+    if ruling is None:
+        path = working_export(loaded)
+        return path, f"{shown(path)} in the working copy"
+    base = ruling.base_config
+    if base is None:
+        return None, ""
+    tree = ruling.base.repo_root if ruling.base is not None else _tree_of(base, loaded)
+    if tree is None:
+        return None, ""
+    folder = os.path.relpath(base.path.absolute().parent, tree)
+    relative = os.path.normpath(os.path.join(folder, export_relative(base.config)))
+    refused = ruling.base.refused if ruling.base is not None else frozenset()
+    commit = ruling.review.base[:7]
+    path = inside(tree, relative, f"the history export on the base commit {commit}", refused)
+    return path, f"{Path(relative).as_posix()} on the base commit {commit}"
+
+
+def _tree_of(base: LoadedConfig, loaded: LoadedConfig) -> Path | None:
+    """The extracted base tree: the base config sits as deep in it as the working
+    config sits in its repository (gate.ruler.ruling_for extracts it so)."""
+    repository = repo_root_of(loaded.path.absolute().parent)
+    if repository is None:
+        return None
+    depth = len(Path(os.path.relpath(loaded.path.absolute(), repository)).parts)
+    return base.path.absolute().parents[depth - 1]
