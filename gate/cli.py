@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import __version__, drift, housekeeping, importers, options, show, starter
+from gate.batch import parser as batch_parser
 from gate.errors import CasegateError
 from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
@@ -625,6 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_parser(commands)
     importers.add_parser(commands)
     holdout_parser.add_parser(commands)
+    batch_parser.add_parser(commands)
     history_parser.add_parser(commands)
 
     judge = commands.add_parser("judge", help="the pinned LLM judge")

@@ -141,6 +141,19 @@ class Price(_Strict):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    #: what the provider's batch API charges (gate.batch); None: the normal price, with a warning
+    batch_input: float | None = Field(default=None, ge=0)
+    batch_output: float | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Unset batch prices stay out of results: a baseline written before they existed
+        # keeps the config hash it was written with.
+        data = handler(self)
+        for key in ("batch_input", "batch_output"):
+            if key not in self.model_fields_set and isinstance(data, dict):
+                data.pop(key, None)
+        return data
 
 
 class Config(_Strict):

@@ -6,6 +6,8 @@ Only argparse here: every command's parser is built when casegate starts.
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -67,3 +69,16 @@ def shard_option(parser: argparse._ActionsContainer) -> None:
         help="only the I-th of N slices of the suite, by a hash of the case id (a CI matrix "
         "job); `casegate merge` joins the parts",
     )
+
+
+def deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A handler that imports `module` only when its command runs, so building every
+    command's parser (and `casegate --version`) loads none of them."""
+
+    def handler(args: argparse.Namespace) -> int:
+        command: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(module), name
+        )
+        return command(args)
+
+    return handler

@@ -589,6 +589,14 @@ def execute(
             raise_missing_judgements(grader, store)
             raise_missing_services(services, store)
             return scored, False
+        if resolved.get("mode") == "batch":  # one provider batch answers them all (gate.batch)
+            from gate.batch.run import answer_batch
+
+            return answer_batch(
+                loaded, system, batch, lambda r, o, e: score(r, Answer(o, e)), store=store,
+                mode=mode, only_missing=only_missing, fingerprint=fingerprint,
+                show_progress=show_progress, selection=selection,
+            )  # fmt: skip
         progress = _progress_bar(len(batch), show_progress, mode)
         try:
             return call_live(batch, work, concurrency=config.concurrency, progress=progress)

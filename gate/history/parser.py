@@ -5,19 +5,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from gate import options
-
-
-def _later(name: str) -> Any:
-    def handler(args: argparse.Namespace) -> int:
-        from gate.history import commands
-
-        result: int = getattr(commands, name)(args)
-        return result
-
-    return handler
 
 
 def _positive(text: str) -> int:
@@ -71,19 +60,19 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the commit the run belongs to (default: GITHUB_SHA, else `git rev-parse HEAD`)",
     )
     _where(add)
-    add.set_defaults(handler=_later("cmd_add"))
+    add.set_defaults(handler=options.deferred("gate.history.commands", "cmd_add"))
 
     case = actions.add_parser("case", help="one case's verdicts, by date and system")
     case.add_argument("case", metavar="ID")
     _answer(case)
-    case.set_defaults(handler=_later("cmd_case"))
+    case.set_defaults(handler=options.deferred("gate.history.commands", "cmd_case"))
 
     trend = actions.add_parser("trend", help="pass rate, cost and p95 latency per recorded run")
     trend.add_argument(
         "--last", type=_positive, default=20, metavar="N", help="the last N runs (default: 20)"
     )
     _answer(trend)
-    trend.set_defaults(handler=_later("cmd_trend"))
+    trend.set_defaults(handler=options.deferred("gate.history.commands", "cmd_trend"))
 
     flips = actions.add_parser(
         "flips", help="the cases whose verdict changed most often (tighten them, or sample more)"
@@ -92,4 +81,4 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--top", type=_positive, default=10, metavar="N", help="the N cases (default: 10)"
     )
     _answer(flips)
-    flips.set_defaults(handler=_later("cmd_flips"))
+    flips.set_defaults(handler=options.deferred("gate.history.commands", "cmd_flips"))

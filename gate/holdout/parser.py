@@ -5,22 +5,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from gate import options
 
 FROM_HOLDOUT = "from-holdout.yaml"
 REVEALED = "revealed-holdout.yaml"
-
-
-def _later(name: str) -> Any:
-    def handler(args: argparse.Namespace) -> int:
-        from gate.holdout import commands
-
-        result: int = getattr(commands, name)(args)
-        return result
-
-    return handler
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +23,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     init = actions.add_parser("init", help="make a key for a new slice and print it, once")
     config(init)
-    init.set_defaults(handler=_later("cmd_init"))
+    init.set_defaults(handler=options.deferred("gate.holdout.commands", "cmd_init"))
 
     add = actions.add_parser("add", help="move cases out of readable files into the slice")
     add.add_argument("files", nargs="+", metavar="FILE", help="case files (.yaml, .yml, .jsonl)")
@@ -47,7 +36,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="only the cases whose id matches this glob (repeatable)",
     )
     config(add)
-    add.set_defaults(handler=_later("cmd_add"))
+    add.set_defaults(handler=options.deferred("gate.holdout.commands", "cmd_add"))
 
     rotate = actions.add_parser(
         "rotate", help="swap a seeded random fraction between the slice and the readable cases"
@@ -60,7 +49,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--to", type=Path, help=f"the readable file cases move out to (default: {FROM_HOLDOUT})"
     )
     config(rotate)
-    rotate.set_defaults(handler=_later("cmd_rotate"))
+    rotate.set_defaults(handler=options.deferred("gate.holdout.commands", "cmd_rotate"))
 
     reveal = actions.add_parser(
         "reveal", help="retire the slice: write every held-out case out readable (loud)"
@@ -70,8 +59,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--to", type=Path, help=f"the new readable file (default: {REVEALED} in the cases folder)"
     )
     config(reveal)
-    reveal.set_defaults(handler=_later("cmd_reveal"))
+    reveal.set_defaults(handler=options.deferred("gate.holdout.commands", "cmd_reveal"))
 
     status = actions.add_parser("status", help="the slice in counts: cases, recordings, rotations")
     config(status)
-    status.set_defaults(handler=_later("cmd_status"))
+    status.set_defaults(handler=options.deferred("gate.holdout.commands", "cmd_status"))

@@ -61,6 +61,10 @@ PROVIDERS: dict[str, str] = {
 }
 
 
+#: the providers with a batch API (`system.mode: batch`, gate.batch)
+BATCHES = frozenset({"openai", "anthropic"})
+
+
 def provider_class(name: str) -> type[Provider]:
     """The class for a provider name in PROVIDERS (KeyError for any other)."""
     module, _, attribute = PROVIDERS[name].partition(":")
@@ -71,7 +75,15 @@ def provider_class(name: str) -> type[Provider]:
 def config_problems(system: SystemConfig) -> list[str]:
     if system.provider not in PROVIDERS:
         return [f"unknown provider {system.provider!r} (known: {', '.join(sorted(PROVIDERS))})"]
-    return provider_class(system.provider).problems(system)
+    problems = provider_class(system.provider).problems(system)
+    # python and command pass unknown keys to the user's code, but `mode: batch` is
+    # casegate's: refused here, before a run, not when the first batch would be sent.
+    if (system.model_extra or {}).get("mode") == "batch" and system.provider not in BATCHES:
+        problems.append(
+            f"system.mode: batch works with providers {' and '.join(sorted(BATCHES))} (their "
+            f"batch APIs), not {system.provider!r}: remove `mode: batch`"
+        )
+    return problems
 
 
 def preflight(system: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:

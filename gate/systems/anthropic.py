@@ -39,14 +39,15 @@ class AnthropicSystem(ChatProvider):
         "seed": "the Anthropic Messages API has no seed; remove it",
     }
 
-    def send(self, conversation: Conversation) -> Any:
+    def request(self, conversation: Conversation) -> dict[str, Any]:
+        """The Messages request body for one conversation, as the API (and its Message
+        Batches API, as a request's `params`) takes it."""
         system_turns = [m["content"] for m in conversation.messages if m["role"] == "system"]
         turns = [m for m in conversation.messages if m["role"] != "system"]
         # Anthropic takes the system prompt apart from the turns; a conversation's
         # own system turns follow the configured prompt.
         prompt = "\n\n".join(part for part in [conversation.system or "", *system_turns] if part)
         params = self.api_params()
-        body = {name: params.pop(name) for name in list(params) if name in BODY_PARAMS}
         stop = params.get("stop_sequences")
         if isinstance(stop, str):
             params["stop_sequences"] = [stop]
@@ -62,16 +63,26 @@ class AnthropicSystem(ChatProvider):
                 }
                 for tool in self.tools
             ]
+        return {"model": self.system["model"], "messages": turns, **params}
+
+    def send(self, conversation: Conversation) -> Any:
+        params = self.request(conversation)
+        body = {name: params.pop(name) for name in list(params) if name in BODY_PARAMS}
         if body:
             params["extra_body"] = body
-        return self.client.messages.create(model=self.system["model"], messages=turns, **params)
+        return self.client.messages.create(**params)
 
     def parse(self, response: Any) -> Output:
-        texts: list[str] = []
-        calls: list[ToolCall] = []
-        for block in response.content:
-            if block.type == "text":
-                texts.append(block.text)
-            elif block.type == "tool_use":
-                calls.append(parse_tool_call(block.name, block.input))
-        return output_with_usage(response, texts, calls, response.stop_reason)
+        return parse_message(response)
+
+
+def parse_message(response: Any) -> Output:
+    """An Output from a Messages response (an SDK object, attribute access)."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in response.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(parse_tool_call(block.name, block.input))
+    return output_with_usage(response, texts, calls, response.stop_reason)

@@ -125,7 +125,7 @@ class ChatProvider(Provider):
 
     requires: ClassVar[tuple[str, ...]] = ("model",)
     keys: ClassVar[frozenset[str]] = frozenset(
-        {"api_key_env", "base_url", "max_retries", "max_wait_s", "tools"}
+        {"api_key_env", "base_url", "max_retries", "max_wait_s", "tools", "mode"}
     )
     #: the SDK module, its client class and the variable holding the key by default
     sdk: ClassVar[str]
@@ -154,6 +154,12 @@ class ChatProvider(Provider):
         retries = extra.get("max_retries", DEFAULT_MAX_RETRIES)
         if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 20:
             found.append("system.max_retries must be a whole number from 0 to 20")
+        mode = extra.get("mode", "batch")
+        if mode != "batch":
+            found.append(
+                f"system.mode: {mode!r} is not a mode; `mode: batch` sends the suite through "
+                f"the {cls.name} batch API (leave it out for one call per request)"
+            )
         wait = extra.get("max_wait_s", DEFAULT_MAX_WAIT_S)
         if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 86400:
             found.append("system.max_wait_s must be a number of seconds from 0 to 86400")
@@ -207,7 +213,7 @@ class ChatProvider(Provider):
         try:
             response = self.send(conversation)
         except Exception as exc:
-            raise self._failure(exc) from None
+            raise self.failure(exc) from None
         latency_ms = round((time.perf_counter() - started) * 1000, 3)
         try:
             output = self.parse(response)
@@ -216,13 +222,17 @@ class ChatProvider(Provider):
         output.latency_ms = latency_ms
         return output
 
+    def request(self, conversation: Conversation) -> dict[str, Any]:
+        """The request body for one conversation; shared by `send` and gate.batch."""
+        raise NotImplementedError
+
     def send(self, conversation: Conversation) -> Any:
         raise NotImplementedError
 
     def parse(self, response: Any) -> Output:
         raise NotImplementedError
 
-    def _failure(self, exc: Exception) -> Exception:
+    def failure(self, exc: Exception) -> Exception:
         """An SDK exception as a Transient (retry) or a SystemCallError (the case errs)."""
         sdk = self.module
         if isinstance(exc, sdk.APIStatusError):
