@@ -60,7 +60,7 @@ def test_shard_specs_that_are_refused(text: str) -> None:
     [{"index": True, "count": 2}, {"index": 1.0, "count": 2}, {"index": 3, "count": 2}, {}],
 )
 def test_a_stored_shard_must_be_whole_numbers_in_range(stored: dict[str, object]) -> None:
-    with pytest.raises(ConfigError, match="part.json"):
+    with pytest.raises(ConfigError, match=r"part\.json"):
         Shard.stored(stored, "part.json")
     assert MAX_SHARDS == 256
 

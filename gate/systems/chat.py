@@ -20,7 +20,6 @@ from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
 from gate.retry import DEFAULT_MAX_WAIT_S, RetryPolicy, Transient, retry_after_seconds
 from gate.systems import Provider
-from gate.templates import render
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,6 +55,8 @@ def conversation_for(
             f"case {case_id!r}: the input has no `messages` and system.message is not set; "
             "set system.message to a template such as '{{ question }}'"
         )
+    from gate.templates import render  # Jinja2: a replay, which sends nothing, never loads it
+
     return Conversation(
         prompt, [{"role": "user", "content": render(template, case_id, case_input)}]
     )
