@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gate.adaptive import plan_round, references
 from gate.compare import compare
 from gate.config import AdaptiveConfig, GateConfig
+from gate.noise.adaptive import plan_round, references
 from gate.results import CaseResult, RunResults, summarise
 from gate.rules import decide
 

@@ -13,13 +13,13 @@ from gate.calibration import judge_lines, read_calibration
 from gate.cases import Case
 from gate.compare import Comparison, compare
 from gate.config import LoadedConfig, Mode
-from gate.confirm import confirm
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
 from gate.history.report import trusted_notes
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
 from gate.merge import expected_of, merge, read_parts
+from gate.noise.confirm import confirm
 from gate.recheck import recheck, snapshot
 from gate.results import RunResults, read_results, write_results
 from gate.ruler import Ruling, restate

@@ -11,13 +11,14 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gate import noise, recordingage
+from gate import recordingage
 from gate.config import GateConfig
 from gate.errors import ResultsError
 from gate.holdout.outcome import HoldoutComparison
 from gate.holdout.verdicts import compare_runs
 from gate.judge import JudgePin
-from gate.noise import NoiseAnalysis
+from gate.noise import analysis
+from gate.noise.analysis import NoiseAnalysis
 from gate.pairwise import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.ruler import RulerReview
@@ -213,7 +214,7 @@ def compare(
     """Pair cases by id and sort them into the comparison's lists.
 
     With one sample per case the lists are a pass/fail diff; with repeated
-    samples they come from significance tests (gate.noise) under `rule`.
+    samples they come from significance tests (gate.noise.analysis) under `rule`.
     """
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.interrupted:
@@ -285,13 +286,13 @@ def compare(
     comparison.errors.sort()
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
     pairs = [(before[i], after[i]) for i in judged]
-    if noise.noisy(pairs):
-        analysis = noise.analyse(pairs, rule or GateConfig())
-        flagged = set(analysis.regressions) | set(analysis.fixes)
+    if analysis.noisy(pairs):
+        noise = analysis.analyse(pairs, rule or GateConfig())
+        flagged = set(noise.regressions) | set(noise.fixes)
         others = [i for i in comparable if after[i].status != "error" and i not in flagged]
-        comparison.noise = analysis
-        comparison.regressions = analysis.regressions
-        comparison.fixes = analysis.fixes
+        comparison.noise = noise
+        comparison.regressions = noise.regressions
+        comparison.fixes = noise.fixes
         comparison.unchanged_pass = [i for i in others if after[i].passed]
         comparison.unchanged_fail = [i for i in others if not after[i].passed]
     comparison.shared_cases = len(comparable)

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gate import adaptive, checks
+from gate import checks
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import CasegateError, SystemCallError
+from gate.noise import adaptive
 from gate.outputs import Output, ToolCall
 from gate.recordings import RecordingStore, request_key, system_fingerprint
 from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise

@@ -24,7 +24,7 @@ from gate.compare import Comparison, Delta
 from gate.diffs import diff_texts
 from gate.holdout.outcome import HoldoutComparison
 from gate.logsafe import flatten
-from gate.noise import NoiseAnalysis
+from gate.noise.analysis import NoiseAnalysis
 from gate.pairwise import CasePairs, PairwiseAnalysis
 from gate.results import CaseResult
 from gate.ruler import RulerChange, RulerReview

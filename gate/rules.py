@@ -9,9 +9,9 @@ from typing import Any, Literal
 from gate.compare import Comparison, rate_dropped
 from gate.config import GateConfig
 from gate.holdout.rule import holdout_rule
-from gate.noise import NoiseAnalysis
+from gate.noise.analysis import NoiseAnalysis
+from gate.noise.stats import samples_to_decide, wilson
 from gate.results import EPSILON, CaseResult, summarise
-from gate.stats import samples_to_decide, wilson
 
 Decision = Literal["ship", "block", "inconclusive"]
 EXIT_CODES = {"ship": 0, "block": 1, "inconclusive": 3}

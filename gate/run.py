@@ -16,11 +16,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from gate import __version__, adaptive, checks, heap, systems, usercode
+from gate import __version__, checks, heap, systems, usercode
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
 from gate.judge import Grader
+from gate.noise import adaptive
+from gate.noise.stats import wilson
 from gate.outputs import Output
 from gate.progress import Progress
 from gate.recordings import RecordingStore, request_key, system_fingerprint
@@ -37,7 +39,6 @@ from gate.results import (
 from gate.secrets import redact
 from gate.services.suite import Services, import_targets, require_pins
 from gate.services.suite import build as build_services
-from gate.stats import wilson
 from gate.yamlfile import line_of, load_yaml_file
 
 MISSING_LISTED = 10
@@ -100,7 +101,7 @@ def sample_adaptively(
     judge: Callable[[Case, list[SampleResult]], CaseResult],
     baseline: RunResults | None = None,
 ) -> tuple[list[CaseResult], bool]:
-    """Rounds of samples until every adaptive case's verdict is settled (gate.adaptive)."""
+    """Rounds of samples until every adaptive case's verdict is settled (gate.noise.adaptive)."""
     config = loaded.config
     baseline_path = loaded.baseline_path
     if baseline is None and baseline_path and baseline_path.is_file():

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gate.adaptive import Reference, more_samples, plan_round
 from gate.cli import main
 from gate.config import AdaptiveConfig, GateConfig
+from gate.noise.adaptive import Reference, more_samples, plan_round
 from tests.conftest import Project
 
 ADAPTIVE = AdaptiveConfig(start=4, step=4, max=20)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from gate.compare import compare
 from gate.config import GateConfig
+from gate.noise.stats import wilson
 from gate.results import EPSILON, CaseResult
 from gate.rules import decide
-from gate.stats import wilson
 from tests.factories import result, run, sampled
 
 

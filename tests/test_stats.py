@@ -1,4 +1,4 @@
-"""gate/stats.py held to scipy, the reference (a development dependency only)."""
+"""gate/noise/stats.py held to scipy, the reference (a development dependency only)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from gate.stats import (
+from gate.noise.stats import (
     fisher_lower,
     holm,
     mean_change,

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from gate.config import GateConfig
+from gate.noise.stats import MeanChange, fisher_lower, holm, mean_change, sign_flip_lower, wilson
 from gate.results import EPSILON, CaseResult
-from gate.stats import MeanChange, fisher_lower, holm, mean_change, sign_flip_lower, wilson
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,8 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from gate.config import AdaptiveConfig, GateConfig
+from gate.noise.stats import fisher_lower, sign_flip_lower, wilson
 from gate.results import RunResults
-from gate.stats import fisher_lower, sign_flip_lower, wilson
 
 PESSIMISTIC_Z = NormalDist().inv_cdf(0.80)
 #: a suite-level p-value between alpha and this keeps every case sampling

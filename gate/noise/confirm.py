@@ -14,7 +14,7 @@ from gate.cases import Case
 from gate.compare import Comparison
 from gate.config import Config, GateConfig, LoadedConfig
 from gate.errors import CasegateError
-from gate.noise import Confirmation, case_test, significant
+from gate.noise.analysis import Confirmation, case_test, significant
 from gate.results import CaseResult, RunResults
 from gate.run import execute
 
