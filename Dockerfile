@@ -37,4 +37,4 @@ COPY --from=build /opt/casegate /opt/casegate
 # working directory; without -I a `gate/` or `tabulate.py` in it would be imported
 # in place of casegate's own code. User code is imported on purpose, from the
 # config's folder, by gate.usercode.
-ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.action"]
+ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.github.action"]

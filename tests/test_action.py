@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate.action import command, read_input, write_outputs
-from gate.github import marker_for
+from gate.github.action import command, read_input, write_outputs
+from gate.github.api import marker_for
 from tests.fakes.actions import TOKEN, Runner, git
 
 REPO = Path(__file__).resolve().parent.parent

@@ -255,9 +255,10 @@ def test_a_repository_file_cannot_stand_in_for_casegate_or_a_dependency(
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("import sys\nprint('::set-output name=verdict::ship')\nsys.exit(0)\n")
-        if name.startswith("gate/"):
-            (root / "gate" / "action.py").write_text("import sys\nsys.exit(0)\n")
-            (root / "gate" / "__main__.py").write_text("import sys\nsys.exit(0)\n")
+        if name.startswith("gate/"):  # the entrypoint's own module and package, too
+            (root / "gate" / "github").mkdir()
+            for module in ("github/__init__.py", "github/action.py", "__main__.py"):
+                (root / "gate" / module).write_text("import sys\nsys.exit(0)\n")
 
     open_pull_request(runner.workspace, shadow)
     finished = runner.run()

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from gate.driftissue import DriftIssues, file_report, issue_body, marker_for
 from gate.driftreport import CaseDrift, DriftReport, SampleDrift, build
-from gate.github import CommentError
+from gate.github.api import CommentError
+from gate.github.driftissue import DriftIssues, file_report, issue_body, marker_for
 from tests.fakes.actions import TOKEN, Runner
 from tests.fakes.github_api import FakeGitHub
 

@@ -1,6 +1,6 @@
 """A fork's pull request gets its comment: the check writes the artifact, a workflow_run posts it.
 
-End to end as the runner runs the Action (`python -I -m gate.action`): the check
+End to end as the runner runs the Action (`python -I -m gate.github.action`): the check
 with `report-dir` on the example suite writes the real artifact once; each test
 then hands a copy of it, as actions/download-artifact leaves it, to
 `command: comment` under a `workflow_run` event, against the loopback GitHub.
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.forkcomment import REPORT_LIMIT, report_problem
-from gate.github import marker_for
+from gate.github.api import marker_for
+from gate.github.forkcomment import REPORT_LIMIT, report_problem
 from gate.report import block, cell, code
 from tests.fakes.actions import PULL_NUMBER, TOKEN, Runner, acted_on, build_workspace
 from tests.fakes.github_api import FakeGitHub

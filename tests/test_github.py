@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.github import DEFAULT_AUTHOR, CommentError, GitHub, marker_for
+from gate.github.api import DEFAULT_AUTHOR, CommentError, GitHub, marker_for
 from tests.fakes.github_api import FakeGitHub, Fault
 
 TOKEN = "ghs_fake_token_0123456789"

@@ -228,8 +228,8 @@ def test_a_label_is_reduced_to_its_safe_letters() -> None:
 
 
 def test_a_report_with_history_passes_the_fork_comment_check(tmp_path: Path) -> None:
-    from gate.forkcomment import report_problem
-    from gate.github import marker_for
+    from gate.github.api import marker_for
+    from gate.github.forkcomment import report_problem
 
     path = tmp_path / "h.jsonl"
     for index, attack in enumerate(ATTACKS):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gate.compare import Comparison, compare
 from gate.config import GateConfig
 from gate.diffs import diff_texts
-from gate.github import marker_for
+from gate.github.api import marker_for
 from gate.junit import write_junit
 from gate.report import ZWSP, cell, code, diff_block, json_report, markdown_report, text_report
 from gate.ruler import RulerChange, RulerReview

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from gate import action, starter
 from gate import cli as cli_module
+from gate import starter
 from gate.cli import main
+from gate.github import action
 from gate.starter import FILES, starter_files
 from tests.test_cli import casegate
 
@@ -135,7 +136,7 @@ def test_dockerfile_follows_githubs_rules_for_container_actions() -> None:
     assert "USER" not in instructions and "WORKDIR" not in instructions
     assert "ARG BASE=python:3.12-slim\nFROM ${BASE}" in dockerfile
     # -I: a repository file named like casegate or a dependency is never imported.
-    assert 'ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.action"]' in dockerfile
+    assert 'ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.github.action"]' in dockerfile
 
 
 def _pins(path: Path) -> dict[str, str]:

@@ -212,9 +212,14 @@ def check(condition: bool, message: str, finished: subprocess.CompletedProcess[s
 
 def shadow_casegate(workspace: Path) -> None:
     """A pull request that adds files named like casegate's package and a dependency."""
-    for name in ("gate/__init__.py", "gate/action.py", "tabulate.py"):
+    for name in (
+        "gate/__init__.py",
+        "gate/github/__init__.py",
+        "gate/github/action.py",
+        "tabulate.py",
+    ):
         path = workspace / name
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("import sys\nprint('::set-output name=verdict::ship')\nsys.exit(0)\n")
 
 

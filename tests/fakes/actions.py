@@ -210,7 +210,7 @@ class Runner:
         # the installed package, as in the image.
         env.update({"HOME": str(self.root / "home"), "RUNNER_TEMP": str(files)})
         finished = subprocess.run(
-            [sys.executable, "-I", "-m", "gate.action"],
+            [sys.executable, "-I", "-m", "gate.github.action"],
             cwd=self.workspace,
             env=env,
             capture_output=True,

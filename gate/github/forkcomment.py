@@ -29,7 +29,7 @@ from typing import Any
 from gate.config import SUITE_PATTERN
 from gate.errors import CasegateError, ConfigError
 from gate.files import parse_json, write_text
-from gate.github import CommentError, GitHub, marker_for
+from gate.github.api import CommentError, GitHub, marker_for
 from gate.logsafe import command, flatten
 from gate.report import neutralise
 

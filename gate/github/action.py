@@ -1,8 +1,8 @@
-"""The GitHub Action's entrypoint: `python -m gate.action`, inside the action's container.
+"""The GitHub Action's entrypoint: `python -m gate.github.action`, inside the action's container.
 
 It reads the Actions runtime contract (INPUT_* with hyphens kept, GITHUB_*),
 runs `check` (or `baseline` after a merge, or `comment` to post a fork's report
-from its artifact: gate.forkcomment, or `drift` on a schedule: gate.driftissue),
+from its artifact: gate.github.forkcomment, or `drift` on a schedule: gate.github.driftissue),
 writes the markdown report to the step summary, sets the step's outputs,
 annotates the case files of regressed and errored cases, keeps one sticky
 comment per suite on the pull request, and exits per `fail-on`. A comment that
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from gate.basetree import inside, repo_root_of, tracked_under
 from gate.errors import CasegateError, ConfigError
-from gate.forkcomment import post_report, write_report_dir
+from gate.github.forkcomment import post_report, write_report_dir
 from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
 from gate.report import cell
 from gate.secrets import redact
@@ -357,7 +357,7 @@ def run(environ: dict[str, str]) -> int:
     if inputs.command == "baseline":
         return run_baseline(loaded, cases, mode, environ)
     if inputs.command == "drift":  # the suite live against its recordings, and its issue
-        from gate.driftissue import run_drift
+        from gate.github.driftissue import run_drift
 
         return run_drift(inputs, environ, workspace, cwd, loaded.config.suite)
     return run_check(inputs, loaded, cases, mode, environ, event_name, event, cwd, workspace)
@@ -460,7 +460,7 @@ def run_check(
     workspace: Path,
 ) -> int:
     from gate import ci, report
-    from gate.github import CommentError, GitHub, marker_for
+    from gate.github.api import CommentError, GitHub, marker_for
 
     suite = loaded.config.suite
     out_dir = cwd / ".casegate"
@@ -616,7 +616,7 @@ def start_without_token() -> None:
     environment[TOKEN_FD] = str(read_end)
     flags = ["-I"] if sys.flags.isolated else []
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, *flags, "-m", "gate.action"], environment)  # noqa: S606
+    os.execve(sys.executable, [sys.executable, *flags, "-m", "gate.github.action"], environment)  # noqa: S606
 
 
 def restore_piped(environ: dict[str, str]) -> None:

@@ -3,7 +3,7 @@
 One open issue per suite, labelled `casegate-drift`, holds the latest drift
 report. It is found by its label and a hidden marker at the start of its body,
 written by the token's own identity (a person's issue quoting the marker is
-never edited), the way the sticky pull-request comment is found (gate.github).
+never edited), the way the sticky pull-request comment is found (gate.github.api).
 
 - drift found (a flip, a changed output, model or fingerprint): the issue is
   updated, or opened when there is none;
@@ -35,7 +35,7 @@ import requests
 from gate.driftreport import BODY_LIMIT, DriftReport, markdown_report, read_report
 from gate.errors import ConfigError
 from gate.files import write_text
-from gate.github import DEFAULT_AUTHOR, MAX_PAGES, CommentError, GitHub
+from gate.github.api import DEFAULT_AUTHOR, MAX_PAGES, CommentError, GitHub
 from gate.logsafe import command, fence, fit_summary
 from gate.secrets import redact
 
@@ -69,7 +69,7 @@ class Filed:
 
 
 class DriftIssues(GitHub):
-    """The issues endpoints the drift issue needs, over gate.github's session and retries."""
+    """The issues endpoints the drift issue needs, over gate.github.api's session and retries."""
 
     def _expect(self, response: requests.Response, doing: str) -> Any:
         if response.status_code >= 300:
