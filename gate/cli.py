@@ -13,9 +13,10 @@ from typing import Any
 
 from gate import __version__, drift, housekeeping, importers, options, show, starter
 from gate.batch import parser as batch_parser
-from gate.errors import CasegateError
+from gate.errors import INTERRUPTED, CasegateError
 from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
+from gate.project import load, load_project, selection_of
 from gate.secrets import redact
 
 Handler = Callable[[argparse.Namespace], int]
@@ -33,41 +34,6 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
         "-v", "--verbose", action="store_true", help="also print each failing case's full output"
     )
     options.selection_options(parser)
-
-
-def selection_of(args: argparse.Namespace) -> Any:
-    from gate.select import Selection
-
-    return Selection(
-        tuple(getattr(args, "case_patterns", ())),
-        tuple(getattr(args, "tag_patterns", ())),
-        getattr(args, "shard", None),
-    )
-
-
-def load_project(
-    config: Path, overrides: Sequence[str] = (), selection: Any = None
-) -> tuple[Any, Any]:
-    """The validated config and its (selected) cases; warnings go to stderr."""
-    from gate.cases import load_cases, resolve_case_paths
-    from gate.config import load_config
-    from gate.errors import ConfigError
-    from gate.select import Selection, select
-
-    loaded = load_config(config, overrides)
-    for warning in loaded.warnings:
-        print(f"casegate: warning: {warning}", file=sys.stderr)
-    files, problems = resolve_case_paths(loaded.config.cases, loaded.root)
-    if problems:
-        raise ConfigError([f"{config}: {p}" for p in problems])
-    # `cases: .` would take the config for a case file: it never is one.
-    files = [file for file in files if file.resolve() != config.resolve()]
-    cases = load_cases(files, display_root=Path.cwd(), defaults=loaded.config.defaults)
-    return loaded, select(cases, selection or Selection())
-
-
-def load(args: argparse.Namespace) -> tuple[Any, Any]:
-    return load_project(args.config, getattr(args, "overrides", ()), selection_of(args))
 
 
 def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
@@ -123,9 +89,6 @@ def _print_holdout(results: Any) -> None:
 
 def _default_out(suite: str) -> Path:
     return Path(".casegate") / f"{suite}-results.json"
-
-
-INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C (128 + SIGINT)
 
 
 def _interrupted(results: Any, out: Path | None) -> int:

@@ -23,9 +23,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from gate import systems
 from gate.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.errors import ConfigError, located
-from gate.judge import JudgePin, pin_problems
+from gate.judge import JudgePin, judge_system, prompt_version_problem
 from gate.services.pins import EmbeddingsPin, ModerationPin
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
 
@@ -487,9 +488,16 @@ def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
         raise ConfigError(problems)
 
 
-def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
-    from gate import systems  # the registry imports config types
+def _judge_problems(pin: JudgePin) -> list[str]:
+    """The pin as the system it runs as: every provider check a system gets."""
+    problem = prompt_version_problem(pin)
+    if problem is not None:
+        return [problem]
+    config = SystemConfig.model_validate(judge_system(pin))
+    return [f"judge: {problem}" for problem in systems.config_problems(config)]
 
+
+def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
     path, system = loaded.path, loaded.config.system
     line = line_of(raw.get("system"), "provider") or line_of(raw.get("system"))
     problems = []
@@ -505,7 +513,7 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
     pin = loaded.config.judge
     if pin is not None:
         judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
-        problems.extend(located(path, judge_line, printable(p)) for p in pin_problems(pin))
+        problems.extend(located(path, judge_line, printable(p)) for p in _judge_problems(pin))
         if (pin.provider, pin.model) == (system.provider, system.model):
             loaded.warnings.append(
                 printable(

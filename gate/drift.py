@@ -52,9 +52,10 @@ def render(report: Any, fmt: str) -> str:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    from gate.cli import INTERRUPTED, load, selection_of
     from gate.driftrun import measure
+    from gate.errors import INTERRUPTED
     from gate.files import write_text
+    from gate.project import load, selection_of
     from gate.secrets import redact
 
     loaded, cases = load(args)

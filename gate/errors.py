@@ -46,3 +46,7 @@ class SystemCallError(Exception):
 def located(path: object, line: int | None, message: str) -> str:
     """Format a problem as `path:line: message` (line omitted when unknown)."""
     return f"{path}:{line}: {message}" if line else f"{path}: {message}"
+
+
+#: the shell's code for a process stopped by Ctrl-C (128 + SIGINT)
+INTERRUPTED = 130

@@ -287,7 +287,7 @@ def prune(projects: Sequence[Project], *, dry_run: bool, emit: Callable[[str], o
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from gate.cli import load_project
+    from gate.project import load_project
 
     projects = [
         Project(config, *load_project(config))

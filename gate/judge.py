@@ -112,6 +112,13 @@ class JudgePin(BaseModel):
         return f"{self.provider}{model}, prompt v{self.prompt_version}{temperature}"
 
 
+def prompt_version_problem(pin: JudgePin) -> str | None:
+    if pin.prompt_version in PROMPTS and pin.prompt_version in PAIRWISE_PROMPTS:
+        return None
+    known = ", ".join(str(v) for v in sorted(set(PROMPTS) & set(PAIRWISE_PROMPTS)))
+    return f"judge.prompt_version {pin.prompt_version} is unknown (this casegate has {known})"
+
+
 def judge_system(pin: JudgePin, kind: PromptKind = "pointwise") -> dict[str, Any]:
     """The pin as a system mapping, so the judge runs through the ordinary providers."""
     prompt = (PROMPTS if kind == "pointwise" else PAIRWISE_PROMPTS)[pin.prompt_version]
@@ -134,16 +141,6 @@ def judge_system(pin: JudgePin, kind: PromptKind = "pointwise") -> dict[str, Any
 
 def pin_fingerprint(pin: JudgePin, kind: PromptKind = "pointwise") -> str:
     return system_fingerprint(judge_system(pin, kind))
-
-
-def pin_problems(pin: JudgePin) -> list[str]:
-    from gate.config import SystemConfig
-
-    if pin.prompt_version not in PROMPTS or pin.prompt_version not in PAIRWISE_PROMPTS:
-        known = ", ".join(str(v) for v in sorted(set(PROMPTS) & set(PAIRWISE_PROMPTS)))
-        return [f"judge.prompt_version {pin.prompt_version} is unknown (this casegate has {known})"]
-    config = SystemConfig.model_validate(judge_system(pin))
-    return [f"judge: {problem}" for problem in systems.config_problems(config)]
 
 
 def parse_verdict(text: str) -> tuple[bool, str]:

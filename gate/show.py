@@ -292,7 +292,7 @@ def add_parser(
 
 
 def cmd_show(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
-    from gate.cli import load_project
+    from gate.project import load_project
     from gate.results import read_results
 
     out = stdout or sys.stdout

@@ -18,8 +18,8 @@ EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str]) -> int:
-    from gate.cli import load_project
     from gate.errors import CasegateError
+    from gate.project import load_project
     from gate.results import read_results, write_results
     from gate.run import execute
     from gate.select import Selection

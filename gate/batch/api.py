@@ -11,9 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from gate.errors import ConfigError
 from gate.outputs import Output
-from gate.systems import BATCHES
 
 if TYPE_CHECKING:
     from gate.systems.chat import ChatProvider
@@ -78,34 +76,6 @@ class ProviderBatches:
             return action()
         except Exception as exc:
             raise self.system.failure(exc) from None
-
-
-def for_system(system: Any, where: str) -> BatchAPI:
-    """The batch adapter for a live system; ConfigError when its provider has none."""
-    from gate.systems.chat import ChatProvider
-
-    name = getattr(system, "name", None)
-    if not isinstance(system, ChatProvider) or name not in BATCHES:
-        raise ConfigError(
-            f"{where}: system.mode: batch works with providers "
-            f"{' and '.join(sorted(BATCHES))} (their batch APIs), not {name!r}: remove "
-            "`mode: batch`"
-        )
-    return _adapter(system)
-
-
-def _adapter(system: ChatProvider) -> BatchAPI:
-    from gate.systems.openai import OpenAISystem
-
-    if isinstance(system, OpenAISystem):
-        from gate.batch.openai import OpenAIBatches
-
-        return OpenAIBatches(system)
-    from gate.batch.anthropic import AnthropicBatches
-    from gate.systems.anthropic import AnthropicSystem
-
-    assert isinstance(system, AnthropicSystem)
-    return AnthropicBatches(system)
 
 
 def short(text: str, limit: int = 300) -> str:

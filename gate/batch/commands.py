@@ -51,7 +51,7 @@ def mismatch(batch: state.BatchState, loaded: LoadedConfig) -> list[str]:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from gate import pairwise
-    from gate.cli import load_project  # the command line's loader: warnings, `cases: .`
+    from gate.project import load_project  # the command line's loader: warnings, `cases: .`
     from gate.results import ensure_replaceable, write_results
     from gate.run import execute
     from gate.select import Selection

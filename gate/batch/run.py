@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from gate.batch import poll, state
-from gate.batch.api import BatchAPI, for_system
+from gate.batch.adapters import for_system
+from gate.batch.api import BatchAPI
 from gate.batch.cost import batch_cost
 from gate.batch.mapping import map_results
 from gate.cases import Case

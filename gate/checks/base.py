@@ -11,7 +11,7 @@ from typing import Any
 
 import regex as regex_engine  # `re` syntax with a match timeout
 
-from gate.checks import jsontext
+import gate.checks.jsontext as jsontext
 from gate.checks.jsontext import ParsedJson
 from gate.outputs import Output, ToolCall
 

@@ -8,7 +8,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gate.checks import base
+import gate.checks.base as base
 from gate.checks.base import (
     CheckSpecError,
     Factory,

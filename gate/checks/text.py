@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gate.checks import base
+import gate.checks.base as base
 from gate.checks.base import (
     CheckSpecError,
     Factory,

@@ -328,7 +328,7 @@ def take_token(environ: dict[str, str]) -> str:
 
 
 def run(environ: dict[str, str]) -> int:
-    from gate.cli import load_project
+    from gate.project import load_project
 
     token = take_token(environ)
     inputs = dataclasses.replace(read_inputs(environ), token=token)

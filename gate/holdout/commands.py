@@ -71,7 +71,7 @@ def _key(loaded: LoadedConfig) -> HoldoutKey:
 
 
 def _readable(config: Path) -> list[Any]:
-    from gate.cli import load_project  # the command line's loader: warnings, `cases: .`
+    from gate.project import load_project  # the command line's loader: warnings, `cases: .`
 
     return list(load_project(config)[1])
 
