@@ -26,6 +26,9 @@ demo: $(RUNTIME)
 	$(BIN)/casegate compare baselines/support.json .casegate/demo-candidate.json --format markdown \
 		--out .casegate/demo-report.md
 	@echo "(markdown PR report: .casegate/demo-report.md; 'casegate gate' on this pair exits 1: block)"
+	@echo
+	@echo "--- the suite's committed history (history/support.jsonl):"
+	$(BIN)/casegate history trend
 
 test: lint typecheck unit
 
