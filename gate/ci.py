@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import pairwise, report
+from gate import __version__, pairwise, report
 from gate.calibration import judge_lines, read_calibration
 from gate.cases import Case
 from gate.compare import Comparison, compare
@@ -24,6 +25,7 @@ from gate.recheck import recheck, snapshot
 from gate.results import RunResults, read_results, write_results
 from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
+from gate.secrets import hide_from_proc
 from gate.select import Selection, describe_stored, require_same_selection
 from gate.staleness import baseline_warnings, overridden_keys
 from gate.supervise import run_supervised
@@ -104,6 +106,9 @@ def check(
     run, then judged again here like a run's results. With a shard in `selection`,
     the run is one part: judged again and written, never compared or gated.
     """
+    # The supervised run never gets the slice's key; nor may it read it where the kernel
+    # shows this process's starting environment.
+    hide_from_proc(holdout.key_variables(loaded, ruling))
     if ruling is not None:
         baseline_path = ruling.baseline_path
     rule = ruling.rule if ruling is not None else loaded.config.gate
@@ -134,6 +139,7 @@ def check(
         candidate, output = child.results, child.output
         if candidate.interrupted:
             return CheckOutcome(candidate, out, output=output)
+    candidate = restamped(candidate, loaded, mode)
     shards = len(parts) if parts else None  # a merge holds each shard exactly once
     candidate = recheck(candidate, loaded, cases, recorded, reference=baseline, shards=shards)
     if ruling is not None and ruling.base is not None:
@@ -170,6 +176,24 @@ def check(
     markdown = report.markdown_report(comparison, verdict, marker=marker)
     write_text(report_path, markdown)
     return CheckOutcome(candidate, out, comparison, verdict, report_path, markdown, output=output)
+
+
+def restamped(candidate: RunResults, loaded: LoadedConfig, mode: Mode) -> RunResults:
+    """The run's identity as this process knows it, not as the run wrote it.
+
+    The supervised run's code could rewrite its results file: a `created_at` and
+    `config_hash` copied from a run in the history would make the report take the
+    candidate for that run and leave it out ("last failed before" hidden).
+    """
+    candidate.suite = loaded.config.suite
+    candidate.system = loaded.config.system.name
+    candidate.config = loaded.as_dict()
+    candidate.config_hash = loaded.config_hash()
+    candidate.overrides = list(loaded.overrides)
+    candidate.mode = mode
+    candidate.casegate_version = __version__
+    candidate.created_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    return candidate
 
 
 def merged_parts(

@@ -13,6 +13,8 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Iterable
+from pathlib import Path
 
 from gate.errors import ConfigError
 from gate.logsafe import escape_data
@@ -76,3 +78,35 @@ def redact(text: str) -> str:
     if "@" in text:
         text = _URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
     return text
+
+
+def hide_from_proc(names: Iterable[str]) -> list[str]:
+    """Blank these variables' values where /proc/PID/environ reads them; returns those found.
+
+    The kernel shows a process's starting environment block, not `os.environ`: removing
+    a variable from Python (or unsetenv) leaves it readable there to any process of the
+    same user, such as the suite's code in the supervised run. The values stay in
+    `os.environ`, which this process reads and never hands to the run. Linux only.
+    """
+    try:
+        import ctypes
+
+        stat = Path("/proc/self/stat").read_bytes()
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (stat fields 50, 51)
+        block = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return []
+    prefixes = [name.encode() + b"=" for name in names]
+    hidden = []
+    index = 0
+    while (address := block[index]) is not None:
+        index += 1
+        if not start <= address < end:
+            continue  # set after start: not in the block /proc shows
+        entry = ctypes.string_at(address)
+        for prefix in prefixes:
+            if entry.startswith(prefix):
+                ctypes.memset(address + len(prefix), 0, len(entry) - len(prefix))
+                hidden.append(prefix[:-1].decode())
+    return hidden

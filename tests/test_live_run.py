@@ -130,7 +130,8 @@ def test_missing_key_stops_the_run_before_any_call(
 def test_ctrl_c_stops_cleanly_and_keeps_what_finished(project: Project) -> None:
     with FakeLLMServer(delay_s=0.2) as server:
         live_project(project, server)
-        project.write_cases([case(f"c{i:02d}", f"q{i}", contains="echo") for i in range(40)])
+        # Enough cases that a busy machine cannot finish them all before the signal lands.
+        project.write_cases([case(f"c{i:03d}", f"q{i}", contains="echo") for i in range(200)])
         env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "PYTHONPATH": str(REPO)}
         process = subprocess.Popen(
             [sys.executable, "-m", "gate", "record", "--out", "partial.json", "--quiet"],
@@ -151,7 +152,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_finished(project: Project) -> None:
     partial = json.loads((project.root / "partial.json").read_text())
     assert partial["interrupted"] is True
     finished = [c["id"] for c in partial["cases"]]
-    assert 0 < len(finished) < 40 and asked < 40
+    assert 0 < len(finished) < 200 and asked < 200
     assert all(c["status"] == "pass" for c in partial["cases"])
     recorded = {p.stem for p in (project.root / "recordings").glob("*.json")}
     # Every finished case was recorded, plus any call already in flight at Ctrl-C.
@@ -178,7 +179,7 @@ def test_a_second_ctrl_c_prints_no_traceback(
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     with FakeLLMServer(delay_s=0.3) as server:
         live_project(project, server)
-        project.write_cases([case(f"c{i:02d}", f"q{i}", contains="echo") for i in range(30)])
+        project.write_cases([case(f"c{i:03d}", f"q{i}", contains="echo") for i in range(120)])
         env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "PYTHONPATH": str(REPO)}
         if command == "check":
             assert main(["record", "--quiet"]) == 0

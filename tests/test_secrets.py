@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -95,3 +98,23 @@ def test_add_mask_is_escaped_as_the_toolkit_does(
     assert out == "::add-mask::sk-100%25%0A::error::x\n"
     secrets.remember("sk-100%\n::error::x")  # masked once
     assert capsys.readouterr().out == ""
+
+
+def test_a_hidden_variable_leaves_proc_environ_but_not_os_environ() -> None:
+    """What the supervised run could read of its parent: /proc/PPID/environ."""
+    code = (
+        "import os\nfrom gate.secrets import hide_from_proc\n"
+        "print(hide_from_proc(['CASEGATE_HOLDOUT_KEY', 'ABSENT']))\n"
+        "print(os.environ['CASEGATE_HOLDOUT_KEY'])\n"
+        "shown = open('/proc/self/environ', 'rb').read()\n"
+        "print(b'key-material-42' in shown, b'OTHER=kept' in shown)\n"
+    )
+    env = {**os.environ, "CASEGATE_HOLDOUT_KEY": "key-material-42", "OTHER": "kept"}
+    finished = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert finished.stdout.splitlines() == [
+        "['CASEGATE_HOLDOUT_KEY']",
+        "key-material-42",
+        "False True",
+    ]

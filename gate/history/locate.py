@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gate.basetree import inside, repo_root_of
+from gate.errors import ConfigError
 
 if TYPE_CHECKING:
     from gate.config import Config, LoadedConfig
@@ -28,8 +29,18 @@ def export_relative(config: Config) -> str:
 
 def working_export(loaded: LoadedConfig) -> Path:
     """The config's export, relative to the working folder when inside it (as messages
-    name it)."""
-    return Path(shown(loaded.root / export_relative(loaded.config)))
+    name it); a ConfigError when `history:` leaves the repository or goes through a link,
+    since `history add` and the baseline refresh write there."""
+    written = export_relative(loaded.config)
+    what = f"{loaded.path}: history"
+    if Path(written).is_absolute():
+        raise ConfigError(f"{what}: {written!r} must be a path relative to the config's folder")
+    repository = loaded.repository.absolute()
+    relative = os.path.normpath(os.path.relpath(loaded.root.absolute() / written, repository))
+    if relative == ".." or relative.startswith(f"..{os.sep}"):
+        raise ConfigError(f"{what}: {written!r} points outside the repository")
+    inside(repository, relative, what)  # no link on the way, nothing outside
+    return Path(shown(loaded.root / written))
 
 
 def shown(path: Path) -> str:

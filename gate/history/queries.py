@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gate.history.records import HistoryError, HistoryRecord, RunKey
-from gate.history.store import SELECT_RECORD, Store, record_from_row
+from gate.history.store import SELECT_RECORD, StaleCache, Store, record_from_row
 from gate.results import percentile
 
 
@@ -174,6 +174,8 @@ def flips(store: Store, suite: str, top: int | None = None) -> list[CaseFlips]:
             )
 
     for case_id, version, verdict in rows:
+        if verdict not in ("pass", "fail", "error") or not isinstance(version, int):
+            raise StaleCache()
         if case_id != current:
             close()
             current, previous = case_id, None

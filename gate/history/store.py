@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from gate.history import export
 from gate.history.export import Fingerprint
 from gate.history.records import HistoryError, HistoryRecord, RunKey
@@ -91,7 +93,20 @@ def record_from_row(row: Iterable[Any]) -> HistoryRecord:
     values = dict(zip(_COLUMNS, row, strict=True))
     values["commit"] = values.pop("commit_id")
     values["case"] = values.pop("case_id")
-    return HistoryRecord.model_validate(values)
+    try:
+        return HistoryRecord.model_validate(values)
+    except ValidationError:
+        raise StaleCache() from None
+
+
+class StaleCache(HistoryError):
+    """A cache row is not a record casegate wrote: the file was edited, not built here."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the history cache holds a row casegate did not write: delete the cache "
+            "(.casegate/history.sqlite, or your --db); it is rebuilt from the export"
+        )
 
 
 class Store:
@@ -185,6 +200,12 @@ class Store:
 def _connect(db: Path | None) -> sqlite3.Connection:
     if db is None:
         return sqlite3.connect(":memory:")
+    for path in (db, db.parent):  # a committed link would make SQLite write where it points
+        if path.is_symlink():
+            raise HistoryError(
+                f"{db}: {path} is a symbolic link; casegate keeps its history cache in a real "
+                "file: remove the link, or pass --db PATH"
+            )
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
         return sqlite3.connect(db)

@@ -80,6 +80,9 @@ class Prepared:
     definitions: LoadedConfig
     key: HoldoutKey | None = None
     skip: str | None = None
+    #: why the slice, with its key at hand, must not be scored: it stays unscored, which
+    #: `holdout_max_drop` counts as a block (a skip for want of the key never is)
+    refuse: str | None = None
     cases: list[Case] = field(default_factory=list)
     store: SealedRecordings | None = None
     rotation: str | None = None
@@ -128,9 +131,11 @@ def prepare(
     prepared.rotation = sliced.rotation_id or None
     prepared.cases = load_slice_cases(sliced.cases, definitions, location.slice_shown)
     if gate_process and mode != "replay":
-        reason = user_code(loaded, prepared.cases)
+        reason = user_code(loaded, prepared.cases) or endpoint_change(
+            loaded, base.loaded if base is not None else None, key_variables(loaded, ruling)
+        )
         if reason is not None:
-            prepared.skip = reason
+            prepared.refuse = reason
             return prepared
     prepared.store = read_recordings(location, prepared.key)
     return prepared
@@ -158,6 +163,53 @@ def user_code(loaded: LoadedConfig, cases: Sequence[Case]) -> str | None:
     )
 
 
+#: what says where a system, judge pin or service sends its requests, and with which key
+ENDPOINT_KEYS = ("provider", "base_url", "api_key_env", "target", "command")
+
+
+def _endpoints(loaded: LoadedConfig) -> dict[str, dict[str, Any]]:
+    config = loaded.config
+    pins: dict[str, Any] = {"system": loaded.resolved_system()}
+    for what, pin in (
+        ("judge pin", config.judge),
+        ("embeddings service", config.embeddings),
+        ("moderation service", config.moderation),
+    ):
+        if pin is not None:
+            pins[what] = pin.model_dump(exclude_none=True)
+    return {what: {k: found.get(k) for k in ENDPOINT_KEYS} for what, found in pins.items()}
+
+
+def endpoint_change(
+    loaded: LoadedConfig, base: LoadedConfig | None, key_names: Sequence[str]
+) -> str | None:
+    """Why scoring live would send held-out inputs, or the key, somewhere the base does not.
+
+    The gate's process scores the slice with the pull request's config: its system, judge
+    pin and services must reach the servers the base commit's reach, with the same keys,
+    and none may present the slice's own key as an API key.
+    """
+    mine = _endpoints(loaded)
+    for what, fields in mine.items():
+        if fields.get("api_key_env") in key_names:
+            return (
+                f"the {what}'s api_key_env names {fields['api_key_env']}, the held-out "
+                "slice's key: it would be sent to the server as an API key"
+            )
+    if base is None:
+        return None
+    theirs = _endpoints(base)
+    for what, fields in mine.items():
+        before = theirs.get(what, dict.fromkeys(ENDPOINT_KEYS))
+        changed = sorted(key for key in ENDPOINT_KEYS if fields.get(key) != before.get(key))
+        if changed:
+            return (
+                f"the pull request changes where the {what} sends requests "
+                f"({', '.join(changed)}): held-out inputs go only where the base commit's do"
+            )
+    return None
+
+
 def samples_of(case: Case, definitions: LoadedConfig) -> int:
     """Held-out cases take a fixed number of samples (`samples: auto`: adaptive.start)."""
     configured = definitions.config.samples
@@ -180,6 +232,8 @@ def score(
     `baseline` carries the read count forward. In record mode new responses are sealed
     into the slice's recordings file.
     """
+    if prepared.refuse is not None:
+        return HoldoutSummary(status="unscored", note=prepared.refuse)
     if prepared.skip is not None or prepared.key is None or prepared.store is None:
         return HoldoutSummary(
             status="skipped",
