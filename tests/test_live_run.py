@@ -127,6 +127,19 @@ def test_missing_key_stops_the_run_before_any_call(
     assert llm_server.received == []
 
 
+#: `python -m gate`, heeding Ctrl-C: a test run started in the background (`make test &`,
+#: nohup) ignores SIGINT, and Python keeps an inherited SIG_IGN, so the child would never
+#: see the Ctrl-C these tests send as a terminal would.
+CASEGATE = [
+    sys.executable,
+    "-c",
+    "import runpy, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "sys.argv[0] = 'casegate'\n"
+    "runpy.run_module('gate', run_name='__main__')",
+]
+
+
 def test_ctrl_c_stops_cleanly_and_keeps_what_finished(project: Project) -> None:
     with FakeLLMServer(delay_s=0.2) as server:
         live_project(project, server)
@@ -134,7 +147,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_finished(project: Project) -> None:
         project.write_cases([case(f"c{i:03d}", f"q{i}", contains="echo") for i in range(200)])
         env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "PYTHONPATH": str(REPO)}
         process = subprocess.Popen(
-            [sys.executable, "-m", "gate", "record", "--out", "partial.json", "--quiet"],
+            [*CASEGATE, "record", "--out", "partial.json", "--quiet"],
             cwd=project.root,
             env=env,
             stdout=subprocess.PIPE,
@@ -188,7 +201,7 @@ def test_a_second_ctrl_c_prints_no_traceback(
         else:
             args = ["record", "--quiet"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "gate", *args],
+            [*CASEGATE, *args],
             cwd=project.root,
             env=env,
             stdout=subprocess.PIPE,
