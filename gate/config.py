@@ -137,6 +137,16 @@ class HoldoutConfig(_Strict):
         return handler(self)
 
 
+def _without_unset(model: BaseModel, data: Any, keys: Sequence[str]) -> Any:
+    """`data` without the keys a config left unset: a key added to the format later keeps
+    every config written before it, and so its baselines' config hash, as it was."""
+    if isinstance(data, dict):
+        for key in keys:
+            if key not in model.model_fields_set or getattr(model, key) is None:
+                data.pop(key, None)
+    return data
+
+
 class Price(_Strict):
     """Prices per million tokens; the tool ships none, since they go stale."""
 
@@ -148,13 +158,7 @@ class Price(_Strict):
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Unset batch prices stay out of results: a baseline written before they existed
-        # keeps the config hash it was written with.
-        data = handler(self)
-        for key in ("batch_input", "batch_output"):
-            if key not in self.model_fields_set and isinstance(data, dict):
-                data.pop(key, None)
-        return data
+        return _without_unset(self, handler(self), ("batch_input", "batch_output"))
 
 
 class Config(_Strict):
@@ -185,13 +189,8 @@ class Config(_Strict):
     history: str | None = Field(default=None, min_length=1, max_length=500)
 
     @model_serializer(mode="wrap")
-    def _without_unset_history(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Unset, `history` stays out of results: a baseline written before it existed keeps
-        # the config hash it was written with (it says where history goes, not what runs).
-        data = handler(self)
-        if self.history is None and isinstance(data, dict):
-            data.pop("history", None)
-        return data
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(self, handler(self), ("history",))
 
     @field_validator("cases", mode="before")
     @classmethod
