@@ -16,6 +16,13 @@ What is written (all of it or nothing, never over an existing file):
 - `MIGRATION.md`: per test, what was mapped and what needs a person.
 
 Every case is validated as `casegate validate` would before anything is written.
+
+Nothing that would send a key anywhere is copied (sensitive.py): a value under a key that
+names a secret (`apiKey`, a `Cookie` or `X-API-Token` header, `tls.passphrase`…) is dropped
+from every file and every line printed, and said to be dropped by its key's name; an endpoint
+(`apiBaseUrl`, `apiHost`, a proxy, `apiKeyEnvar`…) is written commented out, warned about and
+counted as not mapped. A system promptfoo sent to a third party's host gets a placeholder
+`api_key_env`, never the provider's own key variable.
 """
 
 from gate.importers.promptfoo.common import PROMPTFOO_VERSION, PromptfooError

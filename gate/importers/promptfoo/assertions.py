@@ -16,7 +16,7 @@ from gate.checks.moderation import CATEGORIES as moderation_categories
 from gate.importers.promptfoo.common import CHECKS_MODULE, NeedsPerson
 from gate.importers.promptfoo.js import js_string, plain, shown_value, split_values
 from gate.importers.promptfoo.nunjucks import render_value
-from gate.importers.promptfoo.reading import Folder, Yaml12Loader, parse_document
+from gate.importers.promptfoo.reading import Folder, Yaml12Loader
 from gate.yamlfile import YamlSyntaxError, printable
 
 
@@ -260,7 +260,7 @@ def _file_value(value: Any, context: Context, what: str) -> Any:
         return value
     path = context.folder.paths(value, None, what)[0]
     if path.suffix in (".json", ".yaml", ".yml"):
-        return parse_document(context.folder.text(path, context.folder.config), path)
+        return context.folder.parse(context.folder.text(path, context.folder.config), path)
     if path.suffix == ".txt":
         return context.folder.text(path, context.folder.config).strip()
     raise NeedsPerson(f"`{what}` reads {value}, which promptfoo runs or refuses; port it by hand")

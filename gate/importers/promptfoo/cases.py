@@ -13,16 +13,16 @@ from typing import Any
 
 from gate.importers.promptfoo.assertions import Context, Expect, map_assertion
 from gate.importers.promptfoo.common import MAX_COMBINATIONS, NeedsPerson
-from gate.importers.promptfoo.js import js_string, plain, scrubbed, shown_value
+from gate.importers.promptfoo.js import js_string, plain, shown_value
 from gate.importers.promptfoo.prompts import CODE_SUFFIXES
 from gate.importers.promptfoo.reading import (
     Folder,
     line_at,
-    parse_document,
     problem_at,
     resolve_ref,
 )
-from gate.yamlfile import LineDict
+from gate.importers.promptfoo.sensitive import MASK, names_secret
+from gate.yamlfile import LineDict, printable
 
 
 @dataclass
@@ -120,6 +120,14 @@ def _prepared_vars(
     references between vars resolved. None when a var needs a person."""
     prepared: dict[str, Any] = {}
     for key, value in variables.items():
+        if names_secret(key) and value == MASK:
+            dropped = (
+                f"var `{printable(str(key))}`: its value was dropped (its name says it holds a "
+                "secret, and a secret never goes into a casegate file); the case sends `***` "
+                "until a person puts a test value there"
+            )
+            if dropped not in report.needs:
+                report.needs.append(dropped)
         if isinstance(value, str) and value.startswith("file://"):
             path = folder.paths(value, None, f"vars.{key}")[0]
             if path.suffix in CODE_SUFFIXES or path.suffix in (".pdf", ".png", ".jpg", ".jpeg"):
@@ -127,9 +135,7 @@ def _prepared_vars(
                 return None
             text = folder.text(path, folder.config)
             if path.suffix in (".yaml", ".yml"):
-                text = json.dumps(
-                    plain(parse_document(text, path)), ensure_ascii=False, default=str
-                )
+                text = json.dumps(plain(folder.parse(text, path)), ensure_ascii=False, default=str)
             value = text.strip()
         if isinstance(value, str):
             value = value.removesuffix("\n")
@@ -162,7 +168,9 @@ def _tags(metadata: Any, report: Report) -> list[str]:
     for key, value in (metadata or {}).items() if isinstance(metadata, dict) else ():
         values = value if isinstance(value, list) else [value]
         for item in values:
-            if isinstance(item, dict | list):
+            if names_secret(key) and item == MASK:
+                report.notes.append(f"metadata `{key}` not carried over (it held a secret)")
+            elif isinstance(item, dict | list):
                 report.notes.append(f"metadata `{key}` not carried over (not text)")
             elif key == "tags":
                 tags.append(js_string(item))
@@ -181,7 +189,7 @@ def _test_needs(test: Mapping[str, Any], report: Report, context: Context) -> No
         )
     if test.get("provider") is not None:
         report.needs.append(
-            f"the test runs its own provider {shown_value(scrubbed(test['provider']), 80)}; "
+            f"the test runs its own provider {shown_value(test['provider'], 80)}; "
             "casegate runs one system per config"
         )
     if options.get("provider") is not None:

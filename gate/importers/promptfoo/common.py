@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from gate.errors import CasegateError
 
 PROMPTFOO_VERSION = "0.123.0"
@@ -24,11 +22,6 @@ JUDGE_STUB = {"provider": "openai", "model": "gpt-4.1-2025-04-14", "prompt_versi
 MAX_SHOWN = 400  # characters of an original assertion quoted in MIGRATION.md
 #: promptfoo runs every combination of a test's array vars; past this many, a person picks.
 MAX_COMBINATIONS = 1000
-#: Keys whose values may be secrets: never copied into a file casegate writes.
-SECRET_KEY = re.compile(
-    r"key$|_key|secret|password|passwd|credential|auth|bearer|access_?token|^token$",
-    re.IGNORECASE,
-)
 
 
 class PromptfooError(CasegateError):

@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from gate.importers.promptfoo.common import MAX_SHOWN, SECRET_KEY
+from gate.importers.promptfoo.common import MAX_SHOWN
 from gate.yamlfile import printable
 
 
@@ -129,16 +129,4 @@ def plain(value: Any) -> Any:
         return {str(key): plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
-    return value
-
-
-def scrubbed(value: Any) -> Any:
-    """`value` with anything under a key that may hold a secret replaced by `***`."""
-    if isinstance(value, dict):
-        return {
-            str(key): "***" if SECRET_KEY.search(str(key)) else scrubbed(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [scrubbed(item) for item in value]
     return value

@@ -15,7 +15,7 @@ from gate.importers.promptfoo.nunjucks import (
     jinja_literal,
     port_template,
 )
-from gate.importers.promptfoo.reading import Folder, line_at, parse_document, problem_at
+from gate.importers.promptfoo.reading import Folder, line_at, problem_at
 
 
 @dataclass
@@ -97,7 +97,7 @@ def _prompts_from_file(
             continue
         text = folder.text(path, folder.config, line)
         if path.suffix in (".yaml", ".yml"):
-            prompts.append(_prompt_from(parse_document(text, path), shown, params))
+            prompts.append(_prompt_from(folder.parse(text, path), shown, params))
         elif path.suffix == ".jsonl":
             lines = [row for row in text.splitlines() if row.strip()]
             prompts.extend(

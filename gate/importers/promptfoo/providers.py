@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate.importers.promptfoo.common import SYSTEMS_MODULE
-from gate.importers.promptfoo.js import plain, scrubbed, shown_value, slug_of
+from gate.importers.promptfoo.js import plain, shown_value, slug_of
 from gate.importers.promptfoo.reading import Folder, line_at, problem_at
+from gate.importers.promptfoo.sensitive import (
+    Endpoint,
+    host_of,
+    names_endpoint,
+    names_secret,
+    names_variable,
+    shown_endpoint,
+    words,
+)
+from gate.yamlfile import printable
 
 _PARAMS = (
     "temperature",
@@ -43,6 +53,11 @@ _OPENAI_KINDS = frozenset(
 )
 
 
+#: The hosts a provider's own key is meant for; any other is a third party's.
+OWN_HOSTS = {"openai": frozenset({"api.openai.com"}), "anthropic": frozenset({"api.anthropic.com"})}
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
 @dataclass
 class Provider:
     id: str
@@ -52,6 +67,126 @@ class Provider:
     needs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     known: bool = True
+    #: not copied: written commented out in its config, listed in MIGRATION.md
+    endpoints: list[Endpoint] = field(default_factory=list)
+    #: the provider's own settings (config keys, options) and how many became casegate's
+    settings: int = 0
+    settings_mapped: int = 0
+    #: where promptfoo sent its requests when that is not the provider's own host
+    foreign_host: str | None = None
+
+
+@dataclass
+class Pin:
+    """The judge pin written for llm-rubric cases, and the grader endpoints it left out."""
+
+    settings: dict[str, Any]
+    endpoints: list[Endpoint] = field(default_factory=list)
+    foreign_host: str | None = None
+
+
+def config_endpoint(key: str, value: Any, prefix: str = "") -> Endpoint:
+    """An endpoint setting of promptfoo's, with casegate's equivalent when it has one."""
+    parts = words(key)
+    shown = shown_endpoint(value)
+    setting: str | None = None
+    if names_variable(key, value):
+        setting = "api_key_env"
+    elif parts[-1:] in (["url"], ["base"]) and ("base" in parts or "api" in parts):
+        setting = "base_url"  # apiBaseUrl, baseUrl, base_url, OPENAI_API_BASE, OPENAI_BASE_URL
+    elif parts[-1:] == ["host"] and isinstance(value, str):
+        setting = "base_url"  # promptfoo's apiHost: requests go to https://{apiHost}/v1
+        shown = shown_endpoint(f"https://{value.strip()}/v1")
+    host = None if setting == "api_key_env" else host_of(key, value)
+    return Endpoint(prefix + key, shown, setting, host)
+
+
+def foreign_host(kind: str, endpoints: Sequence[Endpoint]) -> str | None:
+    """The host (or a description of it) a request would reach that is not `kind`'s own."""
+    for endpoint in endpoints:
+        if endpoint.setting == "api_key_env":
+            continue  # where the key is read from, not where it goes
+        if endpoint.host is None:
+            return f"the host in `{endpoint.path}`"
+        if endpoint.host not in OWN_HOSTS.get(kind, ()):
+            return endpoint.host
+    return None
+
+
+def key_placeholder(host: str) -> str:
+    """An `api_key_env` no one has set, so nothing runs until a person chooses the key."""
+    named = host if " " not in host else "the-host-promptfoo-named"
+    return f"SET-A-KEY-VARIABLE-FOR-{named}"
+
+
+def foreign_key_advice(kind: str, host: str) -> str:
+    return (
+        f"set `api_key_env` to a variable holding the key for {host}, chosen deliberately "
+        f"(never {DEFAULT_KEY_ENV.get(kind, 'the provider’s own key variable')}: it would send "
+        f"that key to {host})"
+    )
+
+
+def environment_endpoints(env: Any, prefix: str = "env.") -> list[Endpoint]:
+    """The endpoints in promptfoo's `env:` block (`OPENAI_BASE_URL`, `HTTPS_PROXY`…)."""
+    if not isinstance(env, Mapping):
+        return []
+    return [
+        config_endpoint(str(key), value, prefix)
+        for key, value in env.items()
+        if names_endpoint(key, value) and not names_secret(key)
+    ]
+
+
+def _is_secret(key: object, value: object) -> bool:
+    return names_secret(key) and not names_variable(key, value)
+
+
+def connection(
+    kind: str, config: Mapping[str, Any], inherited: Sequence[Endpoint]
+) -> tuple[list[Endpoint], str | None]:
+    """A chat provider's endpoints (the config's and the `env:` ones that reach it), and the
+    host its requests went to when that is not the provider's own."""
+    endpoints = [
+        config_endpoint(str(key), value, "config.")
+        for key, value in config.items()
+        if not _is_secret(key, value) and names_endpoint(key, value)
+    ]  # first: promptfoo prefers the config's to the environment's
+    endpoints += [endpoint for endpoint in inherited if _applies_to(endpoint, kind)]
+    return endpoints, foreign_host(kind, endpoints)
+
+
+def _applies_to(endpoint: Endpoint, kind: str | None) -> bool:
+    """Whether an `env:` endpoint reaches this kind of provider (its prefix, or none)."""
+    name = endpoint.path.rpartition(".")[2].upper()
+    owners = {"openai": "OPENAI_", "anthropic": "ANTHROPIC_"}
+    for owner, prefix in owners.items():
+        if name.startswith(prefix):
+            return kind == owner
+    return True
+
+
+def without_endpoints(value: Any, path: str, found: list[Endpoint]) -> Any:
+    """`value` (a provider config) without its endpoints, which are added to `found`."""
+    if isinstance(value, Mapping):
+        kept: dict[str, Any] = {}
+        for key, item in value.items():
+            where = f"{path}.{printable(str(key))}" if path else printable(str(key))
+            if names_endpoint(key, item) and not _is_secret(key, item):
+                found.append(Endpoint(where, shown_endpoint(item)))
+            else:
+                kept[str(key)] = without_endpoints(item, where, found)
+        return kept
+    if isinstance(value, list):
+        items = []
+        for index, item in enumerate(value):
+            where = f"{path}[{index}]"
+            if isinstance(item, str) and names_endpoint("", item):
+                found.append(Endpoint(where, shown_endpoint(item)))
+            else:
+                items.append(without_endpoints(item, where, found))
+        return items
+    return value
 
 
 def classify_provider(provider_id: str) -> tuple[str, str | None, str] | None:
@@ -135,23 +270,32 @@ def system_problems(system: Mapping[str, Any]) -> list[str]:
     return systems.config_problems(config)
 
 
-def _map_provider(raw: Any, folder: Folder, line: int | None, number: int) -> Provider:
+def _map_provider(
+    raw: Any, folder: Folder, line: int | None, number: int, inherited: Sequence[Endpoint]
+) -> Provider:
+    """One provider as a casegate system; `inherited`: the endpoints of the config's `env:`."""
     provider_id, options = _provider_options(raw, folder, line)
     label = str(options.get("label") or provider_id)
     config: dict[str, Any] = options["config"] if isinstance(options.get("config"), dict) else {}
     prompts = options.get("prompts")
     prompt_filter = [str(p) for p in prompts] if isinstance(prompts, list) else None
     name = slug_of(label) or f"provider-{number}"
+    extra = sorted(set(options) - {"id", "label", "config", "prompts"})
     classified = classify_provider(provider_id)
+    inherited = [*inherited, *environment_endpoints(options.get("env"))]
     if classified is None:
         system = {
             "provider": "python",
             "target": f"{SYSTEMS_MODULE}:not_migrated",
             "promptfoo_provider": provider_id,
         }
-        if config:
-            system["promptfoo_config"] = plain(scrubbed(config))
         mapped = Provider(provider_id, name, system, prompt_filter, known=False)
+        mapped.endpoints.extend(e for e in inherited if _applies_to(e, None))
+        if config:
+            kept = without_endpoints(plain(config), "config", mapped.endpoints)
+            if kept:
+                system["promptfoo_config"] = kept
+        mapped.settings = len(config) + len(extra)  # a stub: none of them is mapped
         mapped.needs.append(
             f"provider `{provider_id}` has no casegate adapter: the config runs the stub "
             f"`{SYSTEMS_MODULE}:not_migrated`, which fails every case until a person writes it "
@@ -161,8 +305,13 @@ def _map_provider(raw: Any, folder: Folder, line: int | None, number: int) -> Pr
     kind, api, model = classified
     chat: dict[str, Any] = {"provider": kind, **({"api": api} if api else {}), "model": model}
     mapped = Provider(provider_id, name, {**chat, "params": {}}, prompt_filter)
+    mapped.endpoints, mapped.foreign_host = connection(kind, config, inherited)
     _apply_config(mapped, config, folder, line)
-    for key in sorted(set(options) - {"id", "label", "config", "prompts"}):
+    if mapped.foreign_host is not None:
+        # Never the provider's own key variable: a person chooses the key for that host.
+        mapped.system["api_key_env"] = key_placeholder(mapped.foreign_host)
+    for key in extra:
+        mapped.settings += 1
         if key == "transform":
             mapped.needs.append(
                 f"provider `transform` {shown_value(options[key], 80)}: promptfoo rewrites every "
@@ -176,9 +325,16 @@ def _map_provider(raw: Any, folder: Folder, line: int | None, number: int) -> Pr
 def _apply_config(
     provider: Provider, config: Mapping[str, Any], folder: Folder, line: int | None
 ) -> None:
+    """Carry the config's settings over; its endpoints are `provider.endpoints` already."""
     system = provider.system
+    kind = str(system["provider"])
     for key, value in config.items():
-        if key in _PARAMS or key == "stop_sequences":
+        provider.settings += 1
+        if _is_secret(key, value):
+            provider.notes.append(_secret_note(str(key), kind, provider.foreign_host))
+        elif names_endpoint(key, value):
+            continue  # listed with the provider's endpoints, never copied
+        elif key in _PARAMS or key == "stop_sequences":
             param = "stop" if key == "stop_sequences" else key
             trial = {**system, "params": {param: plain(value)}}
             if system_problems(trial):
@@ -188,26 +344,34 @@ def _apply_config(
                 )
             else:
                 system["params"][param] = plain(value)
-        elif key == "apiKey":
-            provider.notes.append(
-                "config `apiKey` not copied (a key never goes into a casegate file): export it "
-                f"as {'OPENAI_API_KEY' if system['provider'] == 'openai' else 'ANTHROPIC_API_KEY'}"
-            )
-        elif key == "apiKeyEnvar" and isinstance(value, str):
-            system["api_key_env"] = value
-        elif key in ("apiBaseUrl", "baseUrl", "apiHost") and isinstance(value, str):
-            system["base_url"] = value if key != "apiHost" else f"https://{value}/v1"
+                provider.settings_mapped += 1
         elif key == "tools":
             tools = _tools(value, folder, line, provider.notes)
             if tools and not system_problems({**system, "tools": tools}):
                 system["tools"] = tools
+                provider.settings_mapped += 1
             elif tools:
                 provider.notes.append("tools not carried over: they are not valid casegate tools")
         else:
             provider.notes.append(f"config `{key}` not carried over (casegate has no such setting)")
 
 
-def read_providers(config: Mapping[str, Any], folder: Folder) -> list[Provider]:
+def _secret_note(key: str, kind: str, host: str | None) -> str:
+    """What to do about a dropped secret; the API key's variable is named, never its value."""
+    note = (
+        f"config `{key}` not copied (its name says it holds a secret, and a secret never goes "
+        "into a casegate file)"
+    )
+    if "key" not in words(key):
+        return note
+    if host is not None:
+        return f"{note}: it was the key for {host}; {foreign_key_advice(kind, host)}"
+    return f"{note}: export it as {DEFAULT_KEY_ENV[kind]}"
+
+
+def read_providers(
+    config: Mapping[str, Any], folder: Folder, inherited: Sequence[Endpoint] = ()
+) -> list[Provider]:
     raw = config.get("providers", config.get("targets"))
     line = line_at(config, "providers") or line_at(config, "targets")
     if raw is None:
@@ -224,6 +388,6 @@ def read_providers(config: Mapping[str, Any], folder: Folder) -> list[Provider]:
     if not isinstance(raw, list) or not raw:
         raise problem_at(folder.config, line, "providers must be an id, or a list of providers")
     return [
-        _map_provider(entry, folder, line_at(entry) or line, number)
+        _map_provider(entry, folder, line_at(entry) or line, number, inherited)
         for number, entry in enumerate(raw, start=1)
     ]

@@ -11,6 +11,7 @@ import yaml
 
 from gate.errors import located
 from gate.importers.promptfoo.common import PromptfooError
+from gate.importers.promptfoo.sensitive import Scrubber
 from gate.yamlfile import YamlSyntaxError, _LineLoader, line_of, printable
 
 
@@ -80,11 +81,22 @@ def parse_document(text: str, path: Path) -> Any:
 
 
 class Folder:
-    """The config's folder: the only place `file://` references may read from."""
+    """The config's folder: the only place `file://` references may read from.
+
+    Every document read through it has its secret values dropped (`scrubber`)."""
 
     def __init__(self, config: Path) -> None:
         self.config = config
         self.root = config.resolve().parent
+        self.scrubber = Scrubber()
+
+    def parse(self, text: str, path: Path, shown: Path | None = None) -> Any:
+        """A document of the suite (see parse_document), its secret values dropped."""
+        document = parse_document(text, path)
+        origin = shown or path
+        resolved = origin.resolve()
+        name = resolved.relative_to(self.root) if resolved.is_relative_to(self.root) else origin
+        return self.scrubber.scrub(document, name.as_posix())
 
     def text(self, path: Path, where: Path | None = None, line: int | None = None) -> str:
         shown = where or path
@@ -128,7 +140,7 @@ class Folder:
 
     def document(self, reference: str, line: int | None, what: str) -> Any:
         path = self.paths(reference, line, what)[0]
-        return parse_document(self.text(path, self.config, line), path)
+        return self.parse(self.text(path, self.config, line), path)
 
 
 def line_at(node: object, key: str | None = None) -> int | None:

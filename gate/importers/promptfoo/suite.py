@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,23 @@ from gate.importers.promptfoo.common import JUDGE_STUB, SEMANTICS, PromptfooErro
 from gate.importers.promptfoo.js import slug_of
 from gate.importers.promptfoo.nunjucks import Template
 from gate.importers.promptfoo.prompts import Prompt, read_prompts
-from gate.importers.promptfoo.providers import Provider, classify_provider, read_providers
+from gate.importers.promptfoo.providers import (
+    Pin,
+    Provider,
+    classify_provider,
+    connection,
+    environment_endpoints,
+    key_placeholder,
+    read_providers,
+)
 from gate.importers.promptfoo.reading import (
     Folder,
     line_at,
-    parse_document,
     problem_at,
     resolve_ref,
 )
+from gate.importers.promptfoo.sensitive import Endpoint
+from gate.importers.promptfoo.withheld import withheld
 from gate.importers.promptfoo.writing import (
     Variant,
     dump_yaml,
@@ -46,17 +56,25 @@ class Outcome:
     cases: int
     assertions: int
     assertions_mapped: int
+    #: the providers' settings (config keys, options, endpoints); an endpoint or a secret
+    #: is never mapped
+    settings: int = 0
+    settings_mapped: int = 0
+    #: said on stderr as the import ends: what was dropped or left out, never a value
+    warnings: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
-        def share(part: int, whole: int) -> str:
-            return f"{part} of {whole} ({part / whole:.0%})" if whole else "0 of 0"
-
         return (
             f"imported {self.tests} promptfoo test(s) as {self.cases} case(s) into {self.out}, "
             f"following {SEMANTICS}: {share(self.assertions_mapped, self.assertions)} "
-            f"assertions and {share(self.tests_mapped, self.tests)} tests mapped mechanically; "
-            f"what needs a person is listed in {self.out / 'MIGRATION.md'}"
+            f"assertions and {share(self.tests_mapped, self.tests)} tests mapped mechanically, "
+            f"{share(self.settings_mapped, self.settings)} provider settings (never an endpoint "
+            f"or a secret); what needs a person is listed in {self.out / 'MIGRATION.md'}"
         )
+
+
+def share(part: int, whole: int) -> str:
+    return f"{part} of {whole} ({part / whole:.0%})" if whole else "0 of 0"
 
 
 def _load_tests(config: Mapping[str, Any], folder: Folder) -> list[tuple[Any, Path, Any]]:
@@ -89,12 +107,12 @@ def _tests_in_file(path: Path, folder: Folder, line: int | None) -> list[tuple[A
     text = folder.text(path, folder.config, line)
     if path.suffix == ".jsonl":
         rows = [
-            parse_document(row, path.with_suffix(".json"))
+            folder.parse(row, path.with_suffix(".json"), path)
             for row in text.splitlines()
             if row.strip()
         ]
         return [(row, path, row) for row in rows]
-    document = parse_document(text, path)
+    document = folder.parse(text, path)
     items = document if isinstance(document, list) else [document]
     return [(item, path, document) for item in items]
 
@@ -176,7 +194,11 @@ def _variants(providers: Sequence[Provider], prompts: Sequence[Prompt]) -> list[
     return variants
 
 
-def _judge_pin(candidates: Sequence[Any], notes: list[str]) -> dict[str, Any]:
+def _judge_pin(candidates: Sequence[Any], notes: list[str], inherited: Sequence[Endpoint]) -> Pin:
+    """promptfoo's first grader casegate has an adapter for, else a stub pin; the grader's
+    endpoints (and the `env:` ones that reach it) are left out, as a system's are."""
+    settings: dict[str, Any] = {**JUDGE_STUB}
+    config: Mapping[str, Any] = {}
     for candidate in candidates:
         provider_id = candidate if isinstance(candidate, str) else None
         if isinstance(candidate, dict) and isinstance(candidate.get("id"), str):
@@ -185,11 +207,17 @@ def _judge_pin(candidates: Sequence[Any], notes: list[str]) -> dict[str, Any]:
         if classified:
             kind, api, model = classified
             notes.append(f"the judge is pinned to promptfoo's grader `{provider_id}`")
-            pin: dict[str, Any] = {"provider": kind, "model": model, "prompt_version": 1}
+            settings = {"provider": kind, "model": model, "prompt_version": 1}
             if api == "responses":
-                pin["api"] = api
-            return {**pin, "temperature": 0}
-    return {**JUDGE_STUB, "temperature": 0}
+                settings["api"] = api
+            if isinstance(candidate, dict) and isinstance(candidate.get("config"), dict):
+                config = candidate["config"]
+            break
+    endpoints, host = connection(str(settings["provider"]), config, inherited)
+    pin = Pin({**settings, "temperature": 0}, endpoints, host)
+    if host is not None:
+        pin.settings["api_key_env"] = key_placeholder(host)
+    return pin
 
 
 def _suite_name(config: Mapping[str, Any], path: Path) -> str:
@@ -241,13 +269,14 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
     folder = Folder(config_path)
     if not config_path.is_file():
         raise PromptfooError(f"{config_path}: no such promptfoo config file")
-    document = parse_document(folder.text(config_path), config_path)
+    document = folder.parse(folder.text(config_path), config_path)
     if not isinstance(document, dict):
         raise problem_at(
             config_path, 1, "a promptfoo config is a mapping (prompts, providers, tests)"
         )
     prompts = read_prompts(document, folder)
-    providers = read_providers(document, folder)
+    inherited = environment_endpoints(document.get("env"))
+    providers = read_providers(document, folder, inherited)
     variants = _variants(providers, prompts)
     suite = _suite_name(document, config_path)
     default = resolve_ref(document.get("defaultTest") or {}, document, config_path)
@@ -300,11 +329,23 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
 
     suite_needs, suite_notes = _config_problems(document)
     uses_judge = any("judge" in draft.expect for draft in drafts)
-    pin = _judge_pin(judges, suite_notes) if uses_judge else None
+    pin = _judge_pin(judges, suite_notes, inherited) if uses_judge else None
     services = service_pins([draft.expect for draft in drafts])
+    reached = [e for p in providers for e in p.endpoints] + (pin.endpoints if pin else [])
+    loose = [endpoint for endpoint in inherited if endpoint not in reached]
     files = suite_files(
-        suite, variants, drafts, stubs.stubs, pin, _repeat(document), config_path, services
+        suite,
+        variants,
+        drafts,
+        stubs.stubs,
+        pin,
+        _repeat(document),
+        config_path,
+        services,
+        folder.scrubber,
+        loose,
     )
+    left_out = withheld(variants, pin, inherited, loose, folder.scrubber)
     files["MIGRATION.md"] = migration_notes(
         config_path,
         suite,
@@ -316,9 +357,12 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         suite_notes,
         default,
         sorted(files),
+        left_out.migration_lines(),
+        (left_out.settings_mapped, left_out.settings),
     )
+    files["MIGRATION.md"] = folder.scrubber.mask_text(files["MIGRATION.md"])
     written = write_all(out, files)
-    return Outcome(
+    outcome = Outcome(
         out,
         written,
         tests=len(reports),
@@ -326,4 +370,10 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         cases=len(drafts),
         assertions=sum(r.assertions for r in reports),
         assertions_mapped=sum(r.assertions_mapped for r in reports),
+        settings=left_out.settings,
+        settings_mapped=left_out.settings_mapped,
+        warnings=[folder.scrubber.mask_text(line) for line in left_out.warnings()],
     )
+    for warning in outcome.warnings:  # as gate.project does: the command prints the rest
+        print(f"casegate: warning: {warning}", file=sys.stderr)
+    return outcome

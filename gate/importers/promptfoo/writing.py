@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +24,23 @@ from gate.importers.promptfoo.common import (
 )
 from gate.importers.promptfoo.js import inline_code, plain
 from gate.importers.promptfoo.prompts import Prompt
-from gate.importers.promptfoo.providers import Provider, system_problems
+from gate.importers.promptfoo.providers import (
+    DEFAULT_KEY_ENV,
+    Pin,
+    Provider,
+    config_endpoint,
+    foreign_host,
+    key_placeholder,
+    system_problems,
+)
 from gate.importers.promptfoo.reading import YAML_TAG
+from gate.importers.promptfoo.sensitive import (
+    Endpoint,
+    Scrubber,
+    names_endpoint,
+    names_secret,
+    names_variable,
+)
 from gate.yamlfile import printable
 
 
@@ -34,6 +51,9 @@ class Variant:
     config_name: str
     prompt_file: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: the system's endpoints: the provider's, and any in the prompt's config
+    endpoints: list[Endpoint] = field(default_factory=list)
+    foreign_host: str | None = None
 
 
 class SuiteDumper(yaml.SafeDumper):
@@ -58,11 +78,15 @@ def suite_files(
     variants: Sequence[Variant],
     drafts: Sequence[Draft],
     stubs: Sequence[Stub],
-    pin: dict[str, Any] | None,
+    pin: Pin | None,
     samples: int | None,
     config_path: Path,
     services: Mapping[str, Any],
+    scrubber: Scrubber,
+    loose: Sequence[Endpoint] = (),
 ) -> dict[str, str]:
+    """Every file but MIGRATION.md; any remembered secret value masked in all of them.
+    `loose`: endpoints that reach no system, commented out at the end of `casegate.yml`."""
     files: dict[str, str] = {}
     cases_file = f"cases/{suite}.yaml"
     prompt_files: dict[str, str] = {}  # system prompt text → its file
@@ -73,18 +97,21 @@ def suite_files(
             prompt_files[system] = f"prompts/{name}.md"
         variant.prompt_file = prompt_files.get(system) if system is not None else None
         files[variant.config_name] = _config_text(
-            suite, variant, cases_file, pin, samples, config_path, services
+            suite, variant, cases_file, pin, samples, config_path, services, scrubber
         )
+    if loose:
+        files["casegate.yml"] += _commented_endpoints(loose, None, None, known=False, indent="")
     for text, name in prompt_files.items():
+        text = scrubber.mask_text(text)
         files[name] = text if text.endswith("\n") else text + "\n"
+    records = [{"id": d.id, "input": d.input, "expect": d.expect, **d.extra} for d in drafts]
     files[cases_file] = (
         f"# Imported from promptfoo ({config_path.name}) by `casegate import promptfoo`, "
         f"following {SEMANTICS}.\n# MIGRATION.md says, per test, what was mapped and what "
-        "needs a person.\n"
-        + dump_yaml([{"id": d.id, "input": d.input, "expect": d.expect, **d.extra} for d in drafts])
+        "needs a person.\n" + dump_yaml(scrubber.mask(records))
     )
     if stubs:
-        files[f"{CHECKS_MODULE}.py"] = _checks_module(stubs)
+        files[f"{CHECKS_MODULE}.py"] = scrubber.mask_text(_checks_module(stubs))
     if any(not variant.provider.known for variant in variants):
         files[f"{SYSTEMS_MODULE}.py"] = _SYSTEMS_MODULE_TEXT
     return files
@@ -94,21 +121,34 @@ def _config_text(
     suite: str,
     variant: Variant,
     cases_file: str,
-    pin: dict[str, Any] | None,
+    pin: Pin | None,
     samples: int | None,
     config_path: Path,
     services: Mapping[str, Any],
+    scrubber: Scrubber,
 ) -> str:
     provider, prompt = variant.provider, variant.prompt
     system: dict[str, Any] = {"name": provider.label, **provider.system}
+    variant.endpoints = list(provider.endpoints)
+    variant.foreign_host = provider.foreign_host
     if prompt.params and provider.known:
         merged = {**system.get("params", {})}
         for key, value in prompt.params.items():
-            if system_problems({**provider.system, "params": {key: plain(value)}}):
+            if names_secret(key) and not names_variable(key, value):
+                variant.notes.append(
+                    f"the prompt's config `{key}` not copied (its name says it holds a secret)"
+                )
+            elif names_endpoint(key, value):
+                variant.endpoints.append(config_endpoint(str(key), value, "prompt.config."))
+            elif system_problems({**provider.system, "params": {key: plain(value)}}):
                 variant.notes.append(f"the prompt's config `{key}` not carried over")
             else:
                 merged[key] = plain(value)
         system["params"] = merged
+        if variant.foreign_host is None:
+            variant.foreign_host = foreign_host(str(provider.system["provider"]), variant.endpoints)
+            if variant.foreign_host is not None:
+                system["api_key_env"] = key_placeholder(variant.foreign_host)
     elif prompt.params:
         variant.notes.append("the prompt's config is not carried over to a stub system")
     if not system.get("params"):
@@ -116,10 +156,9 @@ def _config_text(
     if variant.prompt_file:
         system["prompt_file"] = variant.prompt_file
     system["message"] = prompt.message.source
-    data: dict[str, Any] = {"suite": suite, "cases": cases_file, "system": system}
-    if samples:
-        data["samples"] = samples
-    data.update(
+    data: dict[str, Any] = {"suite": suite, "cases": cases_file}
+    rest: dict[str, Any] = {"samples": samples} if samples else {}
+    rest.update(
         {
             "mode": "replay",
             "recordings": f"recordings/{suite}",
@@ -132,12 +171,23 @@ def _config_text(
         f"# Provider `{printable(provider.id)}`, prompt {printable(prompt.label)!r}. "
         "MIGRATION.md lists what still needs a person.\n"
     )
-    text = header + dump_yaml(data)
+    kind: str | None = str(provider.system["provider"]) if provider.known else None
+    text = (
+        header
+        + dump_yaml(scrubber.mask(data))
+        + dump_yaml(scrubber.mask({"system": system}))
+        + _commented_endpoints(variant.endpoints, kind, variant.foreign_host, provider.known)
+        + dump_yaml(rest)
+    )
     if pin is not None:
         text += (
             "# The judge for the cases that came from llm-rubric: pin the judge you trust (a "
             "dated model id)\n# and calibrate it (casegate judge calibrate LABELS.jsonl) before "
-            "trusting those cases.\n" + dump_yaml({"judge": pin})
+            "trusting those cases.\n"
+            + dump_yaml({"judge": pin.settings})
+            + _commented_endpoints(
+                pin.endpoints, str(pin.settings["provider"]), pin.foreign_host, known=True
+            )
         )
     if services:
         text += (
@@ -146,6 +196,54 @@ def _config_text(
             + dump_yaml(dict(services))
         )
     return text
+
+
+def _commented_endpoints(
+    endpoints: Sequence[Endpoint],
+    kind: str | None,
+    host: str | None,
+    known: bool,
+    indent: str = "  ",
+) -> str:
+    """The endpoints as comments, inside the mapping just written (`indent`), or at the end
+    of the file (no indent: endpoints of promptfoo's `env:` that reach no system here)."""
+    if not endpoints:
+        return ""
+    if host is not None and kind is not None:
+        intro = (
+            f"promptfoo sent these requests to {host}, not {kind}'s own host. Nothing below "
+            f"is used: to keep it, set api_key_env to a variable holding the key for that "
+            f"host, chosen deliberately (never {DEFAULT_KEY_ENV[kind]}), then uncomment it."
+        )
+    elif known:
+        intro = (
+            "promptfoo's endpoints, not copied (MIGRATION.md). Requests go to the provider's "
+            "own host; uncomment only what you mean to keep."
+        )
+    elif indent:
+        intro = (
+            "promptfoo's endpoints, not copied into promptfoo_config (MIGRATION.md): where "
+            "the requests went, for whoever writes the system."
+        )
+    else:
+        intro = "promptfoo's `env:` endpoints that reach no system here, not copied (MIGRATION.md)."
+    lines = [f"{indent}# {line}" for line in textwrap.wrap(intro, 94)]
+    for endpoint in endpoints:
+        source = printable(endpoint.path)
+        if endpoint.setting is not None:
+            line = _yaml_line(endpoint.setting, endpoint.shown)
+            lines.append(f"{indent}# {line}  # promptfoo's {source}")
+        else:
+            lines.append(
+                f"{indent}# promptfoo's {source}: {endpoint.shown} (casegate has no such setting)"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_line(key: str, value: str) -> str:
+    """`key: value` as one line of YAML, quoted where YAML needs it."""
+    text = yaml.safe_dump({key: value}, width=2**31, allow_unicode=True).strip()
+    return text if "\n" not in text else f"{key}: {json.dumps(value)}"
 
 
 def _comment(text: str) -> list[str]:
@@ -193,7 +291,8 @@ _SYSTEMS_MODULE_TEXT = '''"""A stub system under test, for a promptfoo provider 
 
 Write `not_migrated`, or point `system.target` at your own callable: it receives the case
 input and the resolved system mapping (the promptfoo provider id and its config, secrets
-left out, are under `promptfoo_provider` and `promptfoo_config`) and returns the output.
+and endpoints left out, are under `promptfoo_provider` and `promptfoo_config`; the
+endpoints are commented out beside them) and returns the output.
 """
 
 from __future__ import annotations
@@ -215,12 +314,16 @@ def migration_notes(
     variants: Sequence[Variant],
     reports: Sequence[Report],
     stubs: Sequence[Stub],
-    pin: dict[str, Any] | None,
+    pin: Pin | None,
     suite_needs: Sequence[str],
     suite_notes: Sequence[str],
     default: Mapping[str, Any],
     written: Sequence[str],
+    left_out: Sequence[str],
+    settings: tuple[int, int],
 ) -> str:
+    """MIGRATION.md. `left_out`: the secrets and endpoints not copied (withheld.py);
+    `settings`: (mapped, all) of the providers' settings."""
     assertions = sum(r.assertions for r in reports)
     mapped = sum(r.assertions_mapped for r in reports)
     tests_mapped = sum(r.mechanical for r in reports)
@@ -235,16 +338,20 @@ def migration_notes(
         CONTAINS_LIST_PARSING,
         "",
         f"**{mapped} of {assertions} assertions and {tests_mapped} of {len(reports)} tests "
-        f"were mapped mechanically**; {len(reports)} test(s) became {cases} case(s). A test "
-        "counts as mapped when every assertion and setting it has became casegate checks.",
+        f"were mapped mechanically**, and **{settings[0]} of {settings[1]} provider settings**; "
+        f"{len(reports)} test(s) became {cases} case(s). A test counts as mapped when every "
+        "assertion and setting it has became casegate checks; a provider setting, when it "
+        "became a setting of the casegate system. An endpoint or a secret never does: an "
+        "endpoint is written commented out, a secret nowhere.",
         "",
         "## Written",
         "",
         *[f"- `{name}`" for name in written],
         "",
-        "## The suite",
-        "",
     ]
+    if left_out:
+        out += ["## Secrets and endpoints", "", *[f"- {line}" for line in left_out], ""]
+    out += ["## The suite", ""]
     suite_lines = [f"- {line}" for line in _suite_lines(variants, default, pin, stubs)]
     suite_lines += [f"- **needs a person**: {line}" for line in suite_needs]
     suite_lines += [f"- {line}" for line in suite_notes]
@@ -265,7 +372,7 @@ def migration_notes(
 def _suite_lines(
     variants: Sequence[Variant],
     default: Mapping[str, Any],
-    pin: dict[str, Any] | None,
+    pin: Pin | None,
     stubs: Sequence[Stub],
 ) -> Iterable[str]:
     if len(variants) > 1:
@@ -307,8 +414,9 @@ def _suite_lines(
         )
     if pin is not None:
         yield (
-            f"**needs a person**: the judge pin ({pin['provider']} {pin['model']}) in every "
-            "config is a starting point: pin the judge you trust and calibrate it "
+            f"**needs a person**: the judge pin ({pin.settings['provider']} "
+            f"{pin.settings['model']}) in every config is a starting point: pin the judge you "
+            "trust and calibrate it "
             "(`casegate judge calibrate`) before trusting the llm-rubric cases"
         )
     if stubs:
