@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,16 +21,20 @@ from gate.files import write_text
 from gate.history.report import trusted_notes
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
+from gate.judgeproc import judge_custom
 from gate.merge import expected_of, merge, read_parts
 from gate.noise.confirm import confirm
 from gate.recheck import recheck, snapshot
 from gate.results import RunResults, read_results, write_results
 from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
+from gate.sandbox import SandboxMode, SandboxPlan
+from gate.sandbox import plan as plan_sandbox
 from gate.secrets import hide_from_proc
 from gate.select import Selection, describe_stored, require_same_selection
 from gate.staleness import baseline_warnings, overridden_keys
 from gate.supervise import run_supervised
+from gate.treediff import footprint_changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,8 @@ class CheckOutcome:
     markdown: str = ""
     #: what the supervised run printed, when captured
     output: str = ""
+    #: which protections the run had (gate.sandbox), for the log
+    sandbox: tuple[str, ...] = ()
 
     @property
     def part(self) -> bool:
@@ -97,6 +105,7 @@ def check(
     reap: bool = False,
     environ: Mapping[str, str] | None = None,
     parts: Sequence[Path] = (),
+    sandbox: SandboxMode = "auto",
 ) -> CheckOutcome:
     """Run the candidate in a supervised child, then compare, gate and report here.
 
@@ -120,6 +129,8 @@ def check(
         loaded, mode=mode, ruling=ruling, environ=environ, selection=selection, gate_process=True
     )
     output = ""
+    plan = sandbox_plan(sandbox, loaded, mode, environ)
+    said = tuple(plan.describe())
     if parts:
         candidate = merged_parts(parts, loaded, cases, mode, selection)
     else:
@@ -135,18 +146,38 @@ def check(
             selection=selection,
             reap=reap,
             withhold=holdout.key_variables(loaded, ruling),
+            sandbox=plan,
         )
         candidate, output = child.results, child.output
+        said += child.sandbox_notes
         if candidate.interrupted:
-            return CheckOutcome(candidate, out, output=output)
+            return CheckOutcome(candidate, out, output=output, sandbox=said)
     candidate = restamped(candidate, loaded, mode)
     shards = len(parts) if parts else None  # a merge holds each shard exactly once
-    candidate = recheck(candidate, loaded, cases, recorded, reference=baseline, shards=shards)
+    # Custom checks are judged again apart from the run, from the base's tree under a ruling.
+    imports, tree = judging_tree(loaded, ruling)
+    custom = judge_custom(
+        candidate, cases, imports=imports, tree=tree, sandbox=plan, environ=environ
+    )
+    candidate = recheck(
+        candidate,
+        loaded,
+        cases,
+        recorded,
+        reference=baseline,
+        shards=shards,
+        custom=custom,
+        pricing=ruling.base.loaded if ruling is not None and ruling.base is not None else None,
+    )
+    review = ruling.review if ruling is not None else None
+    if ruling is not None and custom is not None and ruling.base_tree and ruling.head_tree:
+        found = footprint_changes(custom.footprint, ruling.base_tree, ruling.head_tree)
+        review = ruling.with_changes(found)
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
     if candidate.shard is not None:
         write_results(candidate, out)  # the gate's own account of its part, for the merge
-        return CheckOutcome(candidate, out, output=output)
+        return CheckOutcome(candidate, out, output=output, sandbox=said)
     if parts:
         write_results(candidate, out)
     require_same_selection(baseline.selection, candidate.selection)
@@ -156,7 +187,7 @@ def check(
     comparison = compare(baseline, candidate, rule)
     if held_out is not None and held_out.key is not None:
         comparison.holdout = compare_runs(baseline, candidate, held_out.key)
-    comparison.ruler = ruling.review if ruling is not None else None
+    comparison.ruler = review
     comparison.warnings = stale_baseline(baseline, loaded, ruling)
     # Judged here, never by the supervised run: the pairs are part of the verdict.
     comparison.pairwise = pairwise.for_check(
@@ -175,7 +206,34 @@ def check(
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
     markdown = report.markdown_report(comparison, verdict, marker=marker)
     write_text(report_path, markdown)
-    return CheckOutcome(candidate, out, comparison, verdict, report_path, markdown, output=output)
+    return CheckOutcome(
+        candidate, out, comparison, verdict, report_path, markdown, output=output, sandbox=said
+    )
+
+
+def judging_tree(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path, Path]:
+    """Where custom checks are imported from, and the tree that folder lies in: the
+    base commit's extraction while its ruler judges, else the suite's own folder."""
+    if ruling is not None and ruling.base is not None and ruling.base_tree is not None:
+        return ruling.base.loaded.root, ruling.base_tree
+    if ruling is not None and ruling.head_tree is not None:
+        return loaded.root, ruling.head_tree
+    return loaded.root, loaded.root
+
+
+def sandbox_plan(
+    mode: SandboxMode, loaded: LoadedConfig, run_mode: Mode, environ: Mapping[str, str] | None
+) -> SandboxPlan:
+    """The protections the run gets: it must read the suite and the interpreter."""
+    import gate
+
+    reads = [loaded.root, Path(sys.prefix), Path(sys.base_prefix), Path(gate.__file__).parent]
+    return plan_sandbox(
+        mode,
+        replay=run_mode == "replay",
+        reads=reads,
+        environ=os.environ if environ is None else environ,
+    )
 
 
 def restamped(candidate: RunResults, loaded: LoadedConfig, mode: Mode) -> RunResults:

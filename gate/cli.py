@@ -13,7 +13,7 @@ from typing import Any
 
 from gate import __version__, drift, housekeeping, importers, options, show, starter
 from gate.batch import parser as batch_parser
-from gate.errors import INTERRUPTED, CasegateError
+from gate.errors import INTERRUPTED, CasegateError, link_loop
 from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
 from gate.project import load, load_project, selection_of
@@ -312,7 +312,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             ruling=ruling,
             selection=selection_of(args),
             parts=args.parts,
+            sandbox=args.sandbox,
         )
+    for line in outcome.sandbox:
+        print(line, file=sys.stderr)
     if outcome.part:
         print(f"results: {outcome.results_path}")
         _print_part(outcome.candidate)
@@ -563,6 +566,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --base: accept a change that loosens the ruler (it is still reported)",
     )
+    check.add_argument(
+        "--sandbox",
+        choices=("auto", "require", "off"),
+        default="auto",
+        help="run the suite's code as an unprivileged user with no network in replay: auto "
+        "(when casegate is root), require (refuse to run without it), off",
+    )
     check.set_defaults(handler=cmd_check)
 
     merging = commands.add_parser(
@@ -627,6 +637,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"casegate: {redact(problem)}", file=sys.stderr)
         return exc.exit_code
+    except (OSError, RuntimeError) as exc:
+        loop = link_loop(exc)
+        if loop is None:
+            raise
+        print(f"casegate: {redact(loop.problems[0])}", file=sys.stderr)
+        return loop.exit_code
     except KeyboardInterrupt:
         _ignore_further_interrupts()
         print("casegate: interrupted", file=sys.stderr)

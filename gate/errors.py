@@ -50,3 +50,27 @@ def located(path: object, line: int | None, message: str) -> str:
 
 #: the shell's code for a process stopped by Ctrl-C (128 + SIGINT)
 INTERRUPTED = 130
+
+
+def link_loop(exc: BaseException) -> CasegateError | None:
+    """A loop of symbolic links met anywhere (a prompt file, a recordings folder, a
+    baseline a pull request committed as a loop), as one clear problem; None otherwise.
+
+    Python reports it as an OSError (ELOOP) where the kernel does, and as a
+    RuntimeError from `Path.resolve`.
+    """
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        where = exc.filename or "a path"
+        return CasegateError(
+            f"{where}: is a loop of symbolic links; casegate reads only real files: remove "
+            "the link"
+        )
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop"):
+        where = str(exc).removeprefix("Symlink loop from ").strip("'")
+        return CasegateError(
+            f"{where}: is a loop of symbolic links; casegate reads only real files: remove "
+            "the link"
+        )
+    return None

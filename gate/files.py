@@ -65,8 +65,7 @@ def atomic_writer(
     files, whose workflows name `${GITHUB_TOKEN}` in a URL on purpose) go without.
     """
     try:
-        if path.is_symlink():
-            path = path.resolve()  # write the file the link names, as opening it would
+        refuse_links(path)
         device = path.exists() and not path.is_file() and not path.is_dir()
     except OSError as exc:  # a folder on the way that cannot be searched
         raise cannot_write(path, exc) from None
@@ -87,6 +86,86 @@ def atomic_writer(
         # A lone surrogate (a JSON "\ud800" escape) is written as that same escape.
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             yield _Redacting(stream) if mask else stream
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    finally:
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+
+
+def refuse_links(path: Path) -> None:
+    """An OutputError when writing `path` would follow a symbolic link to a file.
+
+    A checkout can hold links (a pull request commits them): `.casegate` linked to a
+    folder elsewhere, or a report path linked to a file outside the workspace. The
+    link itself, and every folder on the way below the working directory, must be
+    real. A link to a device or a pipe (`/dev/stdout`) is written to, as a stream.
+    """
+    if path.is_symlink():
+        try:
+            target = path.resolve()
+            plain = not target.exists() or target.is_file() or target.is_dir()
+        except (OSError, RuntimeError):  # a loop of links
+            target, plain = path, True
+        if plain:
+            raise OutputError(
+                f"{path}: is a symbolic link (to {target}); casegate never writes through a "
+                "link: remove it, or choose another path"
+            )
+    here = Path.cwd()
+    absolute = path if path.is_absolute() else here / path
+    for folder in absolute.parents:
+        if folder == here or folder in here.parents:
+            break  # the working directory and above are the user's own choice
+        if folder.is_symlink():
+            raise OutputError(
+                f"{path}: the folder {folder} on its way is a symbolic link; casegate never "
+                "writes through a link: remove it, or choose another path"
+            )
+
+
+def work_folder(folder: Path) -> Path:
+    """casegate's own folder in the checkout, made if missing; never a committed link or file."""
+    if folder.is_symlink():
+        raise OutputError(
+            f"{folder}: is a symbolic link (committed to the repository?); casegate writes its "
+            "results there and never through a link: remove it"
+        )
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(
+            f"{folder}: is a file (committed to the repository?), not casegate's folder for "
+            "results and reports: remove it"
+        )
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def private_scratch(prefix: str, preferred: str | None) -> Path:
+    """A new folder only this user can enter, under `preferred` (the runner's RUNNER_TEMP)
+    when that is a real folder, else under the system's temporary folder.
+
+    Some runners set RUNNER_TEMP to a folder a container action cannot see
+    (actions/runner#1984): the scratch must not depend on it.
+    """
+    import tempfile
+
+    where = preferred if preferred and os.path.isdir(preferred) else None
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=where))  # mode 0700
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` as it is (no masking: it is a file casegate wrote before),
+    atomically and never through a link."""
+    refuse_links(path)
+    folder = path.parent
+    temporary: Path | None = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary, handle = _create_temporary(folder, path.name)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
         os.replace(temporary, path)
         temporary = None
     except OSError as exc:

@@ -22,6 +22,7 @@ from gate import checks
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import CasegateError, SystemCallError
+from gate.judgeproc import CustomVerdicts
 from gate.noise import adaptive
 from gate.outputs import Output, ToolCall
 from gate.recordings import RecordingStore, request_key, system_fingerprint
@@ -79,15 +80,23 @@ def recheck(
     *,
     reference: RunResults | None = None,
     shards: int | None = None,
+    custom: CustomVerdicts | None = None,
+    pricing: LoadedConfig | None = None,
 ) -> RunResults:
     """The candidate with every verdict this process can give recomputed; raises on a forgery.
 
     `recorded` is the `snapshot` taken before the run (None: not a replay). `reference`
     is the baseline `samples: auto` stopped against, and `shards` the split the merged
-    candidate was run in (each shard ran its rounds apart).
+    candidate was run in (each shard ran its rounds apart). `custom` holds the custom
+    checks' verdicts from the judging process (gate.judgeproc), which replace the run's.
+    `pricing` is the config whose price table costs the samples when it differs from
+    `loaded`'s (the base commit's, under a ruling: a pull request's lower prices never
+    pass a cost budget).
     """
     by_id = {case.id: case for case in cases}
     fingerprint = system_fingerprint(loaded.resolved_system())
+    differs = pricing is not None and pricing.config.pricing != loaded.config.pricing
+    costing = pricing if differs else None
     services = None
     if recorded is not None:  # the snapshot, not the folder the run could write to
         services = for_snapshot(loaded.config, Snapshot(recorded.services))
@@ -104,7 +113,7 @@ def recheck(
             )
         _require_sample_numbers(case.id, result.outputs)
         outputs = [
-            _judge_again(case, sample, recorded, fingerprint, loaded, services)
+            _judge_again(case, sample, recorded, fingerprint, loaded, services, custom, costing)
             for sample in sorted(result.outputs, key=lambda sample: sample.sample)
         ]
         threshold = case.min_pass_rate
@@ -164,6 +173,8 @@ def _judge_again(
     fingerprint: str,
     loaded: LoadedConfig,
     services: Services | None = None,
+    custom: CustomVerdicts | None = None,
+    costing: LoadedConfig | None = None,
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
@@ -186,6 +197,9 @@ def _judge_again(
             sample.cost_usd = loaded.cost_of(
                 recorded.model, recorded.input_tokens, recorded.output_tokens
             )
+    if costing is not None:  # the ruler's prices, not the pull request's
+        priced = costing.cost_of(sample.model, sample.input_tokens, sample.output_tokens)
+        sample.cost_usd = priced if priced is not None else sample.cost_usd
     # Outside replay there is no snapshot to measure with: the run's word stands, as the
     # judge's does (and as its outputs do).
     delegated = DELEGATED | (checks.service_checks(case.expect) if services is None else set())
@@ -215,7 +229,15 @@ def _judge_again(
     theirs = {c.check: c for c in sample.checks}
     verdicts = []
     for name, _ in case.judges:
-        if name in delegated:
+        if name == "check" and custom is not None:
+            answer = custom.verdicts.get((case.id, sample.sample))
+            if answer is None:
+                raise UntrustedRun(
+                    f"the judging process gave no custom-check verdict for case {case.id!r} "
+                    f"(sample {sample.sample})"
+                )
+            verdicts.append(CheckResult(check=name, ok=answer[0], reason=answer[1]))
+        elif name in delegated:
             if name not in theirs:
                 raise UntrustedRun(f"the run gave no {name!r} verdict for case {case.id!r}")
             verdicts.append(theirs[name])

@@ -10,6 +10,7 @@ loosens blocks unless it was accepted on purpose (a label, or `--accept-ruler-ch
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -339,14 +340,14 @@ def _config_changes(base: Side, head: Side) -> list[RulerChange]:
             )
         )
     if b.pricing != h.pricing:
-        # Prices decide the cost rule: with one set, a lower price hides a cost rise.
-        costed = b.gate.max_cost_increase is not None or b.gate.max_cost_usd is not None
+        # A lower price can turn a failed cost budget into a pass: any price that falls, a
+        # model that loses or gains a price, loosens; prices that only rise tighten.
         changes.append(
             RulerChange(
                 "pricing",
-                "the price table changed" + (" while a cost rule is set" if costed else ""),
+                _pricing_change(b.pricing, h.pricing),
                 head.config_line("pricing"),
-                costed,
+                _pricing_loosens(b.pricing, h.pricing),
             )
         )
     if b.judge != h.judge:
@@ -384,6 +385,40 @@ def _config_changes(base: Side, head: Side) -> list[RulerChange]:
             text = _service_change(before, after)
             changes.append(RulerChange(f"{key} service", text, head.config_line(key), True))
     return changes
+
+
+def _pricing_loosens(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """Only raising an existing price tightens: a new price makes an unknown cost known
+    (and perhaps within a budget it failed), a lower or removed one hides a cost."""
+    if set(after) - set(before):
+        return True
+    for model, price in before.items():
+        new = after.get(model)
+        if new is None or new.input < price.input or new.output < price.output:
+            return True
+        extra = {k: v for k, v in price.model_dump().items() if k not in ("input", "output")}
+        for key, value in extra.items():
+            changed = new.model_dump().get(key)
+            if value is not None and (changed is None or changed < value):
+                return True
+    return False
+
+
+def _pricing_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    parts = []
+    for model in sorted(set(before) | set(after)):
+        old, new = before.get(model), after.get(model)
+        if old == new:
+            continue
+        if old is None:
+            parts.append(f"{model} added")
+        elif new is None:
+            parts.append(f"{model} removed")
+        else:
+            parts.append(
+                f"{model} {old.input:g}/{old.output:g} → {new.input:g}/{new.output:g} per million"
+            )
+    return "; ".join(parts) or "the price table changed"
 
 
 def _service_change(before: ServicePin | None, after: ServicePin | None) -> str:
@@ -613,6 +648,27 @@ class Ruling:
     #: the base commit's config, accepted or not (None: the base has none); the baseline's
     #: config fingerprint is compared with it (gate.staleness)
     base_config: LoadedConfig | None = None
+    #: the base commit's files, extracted (gate.basetree), and the pull request's checkout
+    base_tree: Path | None = None
+    head_tree: Path | None = None
+    #: who accepted a loosening change (the label, the flag), whether or not one was found
+    accepted_by: str | None = None
+
+    def with_changes(self, found: Sequence[RulerChange]) -> RulerReview:
+        """The review with changes found after the run (gate.treediff) added."""
+        review = self.review
+        known = {(change.subject, change.text) for change in review.changes}
+        new = [change for change in found if (change.subject, change.text) not in known]
+        if not new:
+            return review
+        changes = sorted([*review.changes, *new], key=lambda change: not change.loosens)
+        accepted = review.accepted or self.accepted_by is not None
+        return dataclasses.replace(
+            review,
+            changes=changes,
+            accepted=accepted,
+            accepted_by=review.accepted_by or (self.accepted_by if accepted else None),
+        )
 
 
 def rule_against_base(
@@ -749,6 +805,9 @@ def ruling_for(
         commit, notes = resolve_commit(repo_root, base_ref), []
     head = load_side(config, overrides, repo_root, baseline)
     tree, refused = extract_tree(repo_root, commit, scratch)
+    # The judging process (gate.judgeproc), as the sandbox user, reads the base's checks
+    # from here: it may pass through the scratch folder, never list or write it.
+    os.chmod(scratch, 0o711)  # noqa: S103
     base_config = tree / os.path.relpath(config.absolute(), repo_root)
     base = None
     if base_config.is_file() and not base_config.is_symlink():
@@ -774,4 +833,6 @@ def ruling_for(
         notes=notes,
     )
     ruling.base_config = base.loaded if base is not None else None
+    ruling.base_tree, ruling.head_tree = tree, repo_root
+    ruling.accepted_by = accepted_by
     return ruling

@@ -13,8 +13,9 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from gate.errors import ConfigError
 from gate.logsafe import escape_data
@@ -60,6 +61,41 @@ def remember(secret: str, *, announce: bool = True) -> None:
         # GitHub masks the value in every later line of the job log. Escaped as the
         # toolkit does: a raw newline would end the command and print the rest in clear.
         print(f"::add-mask::{escape_data(secret)}", file=sys.stdout, flush=True)
+
+
+#: the variables casegate's providers read a key from when a config names none
+DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def key_variables(config: Any) -> set[str]:
+    """Every variable a config may read a key from: each `api_key_env` it names, anywhere,
+    and the providers' defaults."""
+    found = set(DEFAULT_KEY_VARIABLES)
+    stack = [config]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "api_key_env" and isinstance(value, str):
+                    found.add(value)
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def announce_keys(config: Any, environ: Mapping[str, str]) -> None:
+    """Mask every key the config may use before anything else is printed.
+
+    Under Actions a mask counts only when its `::add-mask::` line is read as a
+    command: printed later by the supervised run, inside casegate's fenced output
+    (`::stop-commands::`), it would be shown, not registered.
+    """
+    for name in sorted(key_variables(config)):
+        value = environ.get(name, "").strip()
+        if value:
+            remember(value)
 
 
 def forget_all() -> None:

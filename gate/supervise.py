@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,8 +24,23 @@ from pathlib import Path
 
 from gate.config import Mode
 from gate.errors import CasegateError, ResultsError
+from gate.files import write_bytes
 from gate.results import RunResults, ensure_replaceable, read_results
+from gate.sandbox import (
+    Folder,
+    Identity,
+    SandboxPlan,
+    closed_to_others,
+    end_every_process,
+    entered,
+    make_folder,
+    read_untrusted,
+    request_of,
+)
 from gate.select import Selection
+
+#: the largest results file the gate reads back from a run (a 100,000-case run is ~100 MB)
+MAX_RESULTS_BYTES = 1 << 30
 
 #: variables the child never sees: the pull request's code must not reach them
 WITHHELD = (
@@ -56,6 +70,8 @@ class ChildRun:
     results: RunResults
     #: what the child printed, when it was captured (the Action fences it in the log)
     output: str = ""
+    #: what the sandbox found as the run started (e.g. whether it had a network)
+    sandbox_notes: tuple[str, ...] = ()
 
 
 def child_environment(environ: Mapping[str, str], withhold: Sequence[str] = ()) -> dict[str, str]:
@@ -86,8 +102,13 @@ def run_supervised(
     selection: Selection | None = None,
     reap: bool = False,
     withhold: Sequence[str] = (),
+    sandbox: SandboxPlan | None = None,
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
+
+    With a `sandbox` plan that drops privileges, the child becomes the sandbox user
+    before it imports the suite's code (gate.sandbox), writes only a folder of its own,
+    and every process it leaves is ended before its files are read, as untrusted data.
 
     Raises IncompleteRun when the child ended early or wrote less than `expected`,
     and the child's own CasegateError problems when it refused to run.
@@ -95,10 +116,21 @@ def run_supervised(
     """
     ensure_replaceable(out)  # before the run: a refused path must not cost a paid run
     nonce = secrets.token_hex(16)
-    with tempfile.TemporaryDirectory(prefix="casegate-run-") as scratch:
-        request_path = Path(scratch) / "request.json"
-        status_path = Path(scratch) / "status.json"
-        partial = Path(scratch) / "results.json"
+    who = sandbox.identity if sandbox is not None else None
+    environ = os.environ if environ is None else environ
+    with tempfile.TemporaryDirectory(prefix="casegate-run-") as scratch_text:
+        folder = make_folder(Path(scratch_text), who)
+        request_path = folder.scratch / "request.json"
+        if reference is not None:
+            # The baseline may lie in the gate's private extraction of the base commit: the
+            # run gets a copy it can read, beside its request.
+            copy = folder.scratch / "reference.json"
+            copy.write_bytes(reference.read_bytes())
+            copy.chmod(0o644)
+            reference = copy
+        status_path = folder.run / "status.json"
+        partial = folder.run / "results.json"
+        chosen = selection or Selection()
         request = {
             "config": str(config),
             "overrides": list(overrides),
@@ -109,55 +141,82 @@ def run_supervised(
             "show_progress": show_progress,
             "status": str(status_path),
             "nonce": nonce,
-            "cases": list((selection or Selection()).cases),
-            "tags": list((selection or Selection()).tags),
-            "shard": str((selection or Selection()).shard or "") or None,
+            "cases": list(chosen.cases),
+            "tags": list(chosen.tags),
+            "shard": str(chosen.shard or "") or None,
+            "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
         }
         request_path.write_text(json.dumps(request), encoding="utf-8")
         command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]
-        child = subprocess.Popen(
-            command,
-            env=child_environment(os.environ if environ is None else environ, withhold),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE if capture else None,
-            stderr=subprocess.STDOUT if capture else None,
-            text=True,
-            errors="replace",
-            # Its own process group: Ctrl-C reaches it once, through us, and whatever
-            # the user's code leaves running is ended with it.
-            start_new_session=True,
-        )
-        printed = wait_for_child(child, reap)
+        env = child_environment(environ, withhold)
+        if who is not None:
+            env.update(folder.environment())
+        hidden = sandbox.hidden if sandbox is not None and who is not None else ()
+        with closed_to_others(hidden):
+            child = subprocess.Popen(
+                command,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if capture else None,
+                stderr=subprocess.STDOUT if capture else None,
+                text=True,
+                errors="replace",
+                # Its own process group: Ctrl-C reaches it once, through us, and whatever
+                # the user's code leaves running is ended with it.
+                start_new_session=True,
+            )
+            printed = wait_for_child(child, reap, who)
+        notes = _sandbox_notes(folder, who)
         status = _status(status_path)
         code = child.returncode
         problems = status.get("problems")
         if isinstance(problems, list) and problems and code not in (0, 130):
             raise CasegateError([str(problem) for problem in problems])
-        if code == 130 and partial.is_file():
-            interrupted = read_results(partial)
-            _keep(partial, out)
-            return ChildRun(interrupted, printed)
-        if code != 0 or status.get("done") != nonce or not partial.is_file():
+        written = _written(partial)
+        if code == 130 and written is not None:
+            return ChildRun(_kept(written, folder, out), printed, notes)
+        if code != 0 or status.get("done") != nonce or written is None:
             raise IncompleteRun(
                 f"the run ended (exit code {code}) before it finished judging every case, so "
                 "nothing was gated; the system under test or a custom check may have ended "
                 "the process (sys.exit, os._exit, a signal)"
             )
-        results = read_results(partial)
+        return ChildRun(_kept(written, folder, out, expected), printed, notes)
+
+
+def _sandbox_notes(folder: Folder, who: Identity | None) -> tuple[str, ...]:
+    if who is None:
+        return ()
+    network = entered(folder)
+    if network is None:
+        return ("sandbox: the run did not report entering the sandbox",)
+    return (f"sandbox: the run's network: {network}",)
+
+
+def _written(partial: Path) -> bytes | None:
+    """The results the child wrote, read as untrusted data (None: there are none)."""
+    if not os.path.lexists(partial):
+        return None
+    return read_untrusted(partial, MAX_RESULTS_BYTES, "the run's results")
+
+
+def _kept(
+    data: bytes, folder: Folder, out: Path, expected: Sequence[str] | None = None
+) -> RunResults:
+    """The child's results, read and written again by this process: never moved, never
+    through a link (the run's folder may hold anything)."""
+    own = folder.scratch / "results.json"  # the gate's file, outside the run's folder
+    own.write_bytes(data)
+    results = read_results(own)
+    if expected is not None:
         _require_every_case(results, expected)
-        _keep(partial, out)
-        return ChildRun(results, printed)
+    write_bytes(out, data)
+    return results
 
 
-def _keep(partial: Path, out: Path) -> None:
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(partial, out)  # the scratch folder may be on another file system
-    except OSError as exc:
-        raise CasegateError(f"{out}: cannot write the results file: {exc.strerror}") from None
-
-
-def wait_for_child(child: subprocess.Popen[str], reap: bool) -> str:
+def wait_for_child(
+    child: subprocess.Popen[str], reap: bool, sandboxed: Identity | None = None
+) -> str:
     """The child's captured output once it exits; Ctrl-C is passed on, once.
 
     It waits for the child to exit, not for its output to end: a process the suite's
@@ -180,6 +239,8 @@ def wait_for_child(child: subprocess.Popen[str], reap: bool) -> str:
                 interrupted = True
     with contextlib.suppress(OSError):
         os.killpg(child.pid, signal.SIGKILL)
+    if sandboxed is not None:
+        end_every_process(sandboxed)  # a daemon in a session of its own, too
     if reap:
         end_descendants()
     if reader is not None:
@@ -221,8 +282,8 @@ def end_descendants() -> None:
 
 def _status(path: Path) -> dict[str, object]:
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        found = json.loads(read_untrusted(path, 1 << 20, "the run's status"))
+    except (CasegateError, ValueError):
         return {}
     return found if isinstance(found, dict) else {}
 

@@ -213,3 +213,30 @@ def check_function(spec: str) -> Callable[..., Any]:
     """A custom check prepared for this run (KeyError: it was not prepared)."""
     with _lock:
         return _loaded[spec]
+
+
+def load_from_tree(spec: str, root: Path) -> Callable[..., Any]:
+    """Import one custom check through gate.treeimport's finder (already installed for
+    `root`), and prepare it for this process's checks; UserCodeError with the cause."""
+    module_name, attribute = parse_spec(spec, "check")
+    problem = _collision(module_name.split(".")[0], root)
+    if problem:
+        raise UserCodeError(f"check {spec!r}: {problem}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UserCodeError(f"check: cannot import {module_name!r} ({exc})") from None
+    except Exception as exc:
+        raise UserCodeError(
+            f"check: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise UserCodeError(f"check: {module_name!r} has no attribute {attribute!r}")
+    if not callable(target):
+        raise UserCodeError(f"check: {spec!r} is not callable")
+    with _lock:
+        _loaded[spec] = target
+    return target  # type: ignore[no-any-return]

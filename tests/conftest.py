@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 import yaml
 from hypothesis import settings
 
-from tests.fakes.actions import TOKEN, Runner, build_workspace
+from tests.fakes.actions import TOKEN, Runner, build_workspace, open_to_the_sandbox
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -133,9 +135,20 @@ def chat_system(provider: str, server: FakeLLMServer, **extra: Any) -> dict[str,
 
 
 @pytest.fixture
-def runner(tmp_path: Path) -> Iterator[Runner]:
+def open_tmp() -> Iterator[Path]:
+    """A temporary folder other users can read, as a runner's workspace is: the Action runs
+    the suite's code as the sandbox user. Not pytest's own, which it closes to others
+    (again whenever another pytest session starts)."""
+    folder = Path(tempfile.mkdtemp(prefix="casegate-test-"))
+    open_to_the_sandbox(folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def runner(open_tmp: Path) -> Iterator[Runner]:
     """A fake Actions job around a checkout of the example suite, with the loopback GitHub."""
-    base = build_workspace(tmp_path / "workspace")
-    (tmp_path / "home").mkdir()
+    base = build_workspace(open_tmp / "workspace")
+    (open_tmp / "home").mkdir()
     with FakeGitHub(TOKEN) as api:
-        yield Runner(tmp_path, tmp_path / "workspace", api, base)
+        yield Runner(open_tmp, open_tmp / "workspace", api, base)

@@ -352,7 +352,7 @@ def test_a_changed_custom_check_is_a_ruler_change(runner: Runner) -> None:
 
 def test_user_code_never_sees_the_token(runner: Runner) -> None:
     with_custom_check(runner)
-    leak = runner.root / "leak.txt"
+    leak = runner.drop_box() / "leak.txt"
 
     def snoop(root: Path) -> None:
         # What the process sees, and what the kernel kept of its parent's start.
@@ -440,7 +440,7 @@ def test_a_head_that_is_itself_a_merge_cannot_choose_its_base(
 
 def test_a_daemon_started_by_user_code_does_not_outlive_the_check(runner: Runner) -> None:
     with_custom_check(runner)
-    pid_file = runner.root / "daemon.pid"
+    pid_file = runner.drop_box() / "daemon.pid"
 
     def daemonise(root: Path) -> None:
         (root / "suite_checks.py").write_text(

@@ -10,7 +10,7 @@ import pytest
 
 from gate import secrets
 from gate.errors import CasegateError
-from gate.files import MAX_DEPTH, OutputError, atomic_writer, parse_json, write_text
+from gate.files import MAX_DEPTH, OutputError, atomic_writer, parse_json, write_bytes, write_text
 
 
 def test_write_text_creates_the_folder_and_replaces_the_file(tmp_path: Path) -> None:
@@ -114,9 +114,32 @@ def test_a_device_is_written_through_never_replaced(tmp_path: Path) -> None:
     assert Path(os.devnull).exists() and not Path(os.devnull).is_file()  # still the device
 
 
-def test_a_link_is_followed_to_the_file_it_names(tmp_path: Path) -> None:
+def test_a_link_is_never_written_through(tmp_path: Path) -> None:
+    # Issue #19: a checkout can hold links a pull request committed; casegate's writes
+    # never follow one (it used to write the file the link named).
     (tmp_path / "real.md").write_text("old")
     (tmp_path / "link.md").symlink_to(tmp_path / "real.md")
-    write_text(tmp_path / "link.md", "new")
-    assert (tmp_path / "link.md").is_symlink()
-    assert (tmp_path / "real.md").read_text() == "new"
+    with pytest.raises(OutputError, match=r"link\.md: is a symbolic link"):
+        write_text(tmp_path / "link.md", "new")
+    assert (tmp_path / "real.md").read_text() == "old"
+    (tmp_path / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        write_bytes(tmp_path / "dangling.md", b"new")
+    assert not (tmp_path / "nowhere.md").exists()
+
+
+def test_a_folder_link_below_the_working_directory_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    Path(".casegate").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OutputError, match=r"the folder .*\.casegate on its way"):
+        write_text(Path(".casegate") / "report.md", "x")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_link_to_a_device_is_written_as_a_stream(tmp_path: Path) -> None:
+    (tmp_path / "sink").symlink_to(os.devnull)
+    write_text(tmp_path / "sink", "discarded")
+    assert (tmp_path / "sink").is_symlink()

@@ -194,7 +194,7 @@ def test_the_suites_code_never_sees_the_key(
     runner: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with_slice(runner, monkeypatch)
-    leak = runner.root / "leak.txt"
+    leak = runner.drop_box() / "leak.txt"
     (runner.workspace / "suite_checks.py").write_text("def polite(text, case):\n    return True\n")
     _replace(
         runner.workspace / "cases" / "support" / "shipping.yaml",

@@ -395,16 +395,20 @@ def test_what_a_custom_check_imports_is_part_of_the_ruler(tmp_path: Path) -> Non
         (project.root / file).write_text(original)
 
 
-def test_a_price_change_loosens_only_while_a_cost_rule_is_set(
+def test_a_price_change_loosens_unless_it_only_raises_a_price(
     repo: Project, tmp_path: Path
 ) -> None:
+    # Issue #19: a lower price (or a new one, which makes an unknown cost known) can pass
+    # a cost budget that failed, with or without a suite-wide cost rule.
     cheaper = ("pricing.m.input=0.1", "pricing.m.output=0.1")
-    assert changes_after(repo, tmp_path / "a", cheaper) == ["+ pricing: the price table changed"]
-    edit_config(repo, gate={"max_cost_increase": 0.1})
+    assert changes_after(repo, tmp_path / "a", cheaper) == ["- pricing: m added"]
+    edit_config(repo, pricing={"m": {"input": 1.0, "output": 2.0}})
     init_repository_commit(repo)
     assert changes_after(repo, tmp_path / "b", cheaper) == [
-        "- pricing: the price table changed while a cost rule is set"
+        "- pricing: m 1/2 → 0.1/0.1 per million"
     ]
+    dearer = ("pricing.m.input=3", "pricing.m.output=4")
+    assert changes_after(repo, tmp_path / "c", dearer) == ["+ pricing: m 1/2 → 3/4 per million"]
 
 
 def init_repository_commit(repo: Project) -> None:

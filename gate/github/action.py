@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import sys
-import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,11 +23,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gate.basetree import inside, repo_root_of, tracked_under
-from gate.errors import CasegateError, ConfigError
+from gate.errors import CasegateError, ConfigError, link_loop
+from gate.files import private_scratch, work_folder
 from gate.github.forkcomment import post_report, write_report_dir
 from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
 from gate.report import cell
-from gate.secrets import redact
+from gate.secrets import announce_keys, redact
 from gate.select import Selection, select
 from gate.shard import Shard
 
@@ -87,6 +86,8 @@ class Inputs:
     shard: str = ""
     #: a folder of every shard's part, downloaded: merge them and gate the whole (gate.merge)
     parts: str = ""
+    #: gate.sandbox: `require` (the default here) refuses to run the suite unprotected
+    sandbox: str = "require"
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -116,6 +117,9 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
     fail_on = read_input(environ, "fail-on", "block")
     if fail_on not in ("block", "never"):
         raise ConfigError(f"input `fail-on` must be block or never, not {fail_on!r}")
+    sandbox = read_input(environ, "sandbox", "require")
+    if sandbox not in ("require", "auto", "off"):
+        raise ConfigError(f"input `sandbox` must be require, auto or off, not {sandbox!r}")
     mode = read_input(environ, "mode") or None
     if mode is not None and mode not in ("replay", "record", "live"):
         raise ConfigError(f"input `mode` must be replay, record or live, not {mode!r}")
@@ -139,6 +143,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         refresh=_boolean("refresh", read_input(environ, "refresh", "false")),
         shard=read_input(environ, "shard"),
         parts=read_input(environ, "parts"),
+        sandbox=sandbox,
     )
     if (inputs.shard or inputs.parts) and inputs.command != "check":
         raise ConfigError("inputs `shard` and `parts` go with `command: check` only")
@@ -202,7 +207,7 @@ def pull_request_ruling(
     from gate.ruler import ruling_for
 
     pull = event.get("pull_request") or {}
-    scratch = Path(tempfile.mkdtemp(prefix="casegate-base-", dir=environ.get("RUNNER_TEMP")))
+    scratch = private_scratch("casegate-base-", environ.get("RUNNER_TEMP"))
     return ruling_for(
         Path(inputs.config),
         inputs.overrides,
@@ -353,9 +358,12 @@ def run(environ: dict[str, str]) -> int:
         raise ConfigError(PULL_REQUEST_TARGET)
     event = read_event(environ)
     loaded, cases = load_project(Path(inputs.config), inputs.overrides)
+    # Before any fenced output (the supervised run's): a mask printed inside a fence is
+    # shown in the log, never registered.
+    announce_keys(loaded.as_dict(), environ)
     mode = inputs.mode or loaded.config.mode
     if inputs.command == "baseline":
-        return run_baseline(loaded, cases, mode, environ)
+        return run_baseline(loaded, cases, mode, environ, inputs.sandbox)
     if inputs.command == "drift":  # the suite live against its recordings, and its issue
         from gate.github.driftissue import run_drift
 
@@ -380,8 +388,12 @@ PULL_REQUEST_TARGET = (
 )
 
 
-def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str]) -> int:
+def run_baseline(
+    loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str], sandbox: str = "require"
+) -> int:
+    from gate.ci import sandbox_plan
     from gate.cli import refuse_errored_baseline, warn_failing_critical
+    from gate.files import write_bytes
     from gate.history.commands import add_run, default_commit
     from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
@@ -392,9 +404,12 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
     path = loaded.baseline_path
     if path is None:
         raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
-    scratch = Path(tempfile.mkdtemp(prefix="casegate-", dir=environ.get("RUNNER_TEMP")))
+    scratch = private_scratch("casegate-", environ.get("RUNNER_TEMP"))
     # The held-out slice is scored in this process, never in the child (it has no key).
     held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
+    plan = sandbox_plan(sandbox, loaded, mode, environ)  # type: ignore[arg-type]
+    for line in plan.describe():
+        print(line, flush=True)
     child = run_supervised(
         loaded.path,
         loaded.overrides,
@@ -405,7 +420,10 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         capture=True,
         reap=True,
         withhold=holdout.key_variables(loaded),
+        sandbox=plan,
     )
+    for line in child.sandbox_notes:
+        print(line, flush=True)
     _print_untrusted(child.output)
     results = child.results
     if results.interrupted:
@@ -417,7 +435,7 @@ def run_baseline(loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str])
         previous = holdout.configured_baseline(loaded)
         results.holdout = holdout.score(held_out, loaded, mode, baseline=previous)
         write_results(results, scratch / "baseline.json")
-    shutil.copyfile(scratch / "baseline.json", path)
+    write_bytes(path, (scratch / "baseline.json").read_bytes())
     # The run joins the committed history beside its baseline (casegate-baseline.yml commits
     # both); a one-off job keeps no cache, so the export is read into memory.
     recorded = add_run(
@@ -463,8 +481,7 @@ def run_check(
     from gate.github.api import CommentError, GitHub, marker_for
 
     suite = loaded.config.suite
-    out_dir = cwd / ".casegate"
-    out_dir.mkdir(exist_ok=True)
+    out_dir = work_folder(cwd / ".casegate")
     baseline_path = ci.baseline_for(loaded, Path(inputs.baseline) if inputs.baseline else None)
     pull = event.get("pull_request") if event_name == "pull_request" else None
     ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
@@ -487,7 +504,10 @@ def run_check(
         environ=environ,
         selection=Selection(shard=shard),
         parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
+        sandbox=inputs.sandbox,  # type: ignore[arg-type]
     )
+    for line in outcome.sandbox:
+        print(line, flush=True)
     _print_untrusted(outcome.output)
     if outcome.part:
         return part_written(outcome, environ, workspace)
@@ -651,7 +671,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     environ = dict(os.environ)
     restore_piped(environ)
     try:
-        return run(environ)
+        try:
+            return run(environ)
+        except (OSError, RuntimeError) as exc:
+            loop = link_loop(exc)
+            if loop is None:
+                raise
+            raise loop from None
     except CasegateError as exc:
         workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
         problems = [redact(problem) for problem in exc.problems]

@@ -21,10 +21,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +32,7 @@ import requests
 
 from gate.driftreport import BODY_LIMIT, DriftReport, markdown_report, read_report
 from gate.errors import ConfigError
-from gate.files import write_text
+from gate.files import private_scratch, work_folder, write_bytes, write_text
 from gate.github.api import DEFAULT_AUTHOR, MAX_PAGES, CommentError, GitHub
 from gate.logsafe import command, fence, fit_summary
 from gate.secrets import redact
@@ -219,7 +217,7 @@ def run_drift(
     `casegate drift` does (`fail-on: never` turns a 1 into 0, never a 2)."""
     if environ.get("GITHUB_EVENT_NAME", "") in ("pull_request", "pull_request_target"):
         raise ConfigError(ON_PULL_REQUEST)
-    scratch = Path(tempfile.mkdtemp(prefix="casegate-drift-", dir=environ.get("RUNNER_TEMP")))
+    scratch = private_scratch("casegate-drift-", environ.get("RUNNER_TEMP"))
     out = scratch / "drift.json"
     arguments = ["-c", inputs.config, "--format", "json", "--out", str(out), "--quiet"]
     for override in inputs.overrides:
@@ -236,9 +234,8 @@ def run_drift(
         return EXIT_ERROR
     report = read_report(out.read_bytes(), "the drift run's report")
     markdown = markdown_report(report)
-    kept = cwd / ".casegate"
-    kept.mkdir(exist_ok=True)
-    shutil.copyfile(out, kept / f"{suite}-drift.json")
+    kept = work_folder(cwd / ".casegate")
+    write_bytes(kept / f"{suite}-drift.json", out.read_bytes())
     write_text(kept / f"{suite}-drift.md", markdown)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:

@@ -30,6 +30,22 @@ def git(*args: str, cwd: Path) -> str:
     ).stdout.strip()
 
 
+def open_to_the_sandbox(folder: Path) -> None:
+    """Let the sandbox user read `folder`, as it reads a runner's workspace.
+
+    On a runner the workspace is readable by every user; pytest's temporary folders
+    are closed to all but their owner, so the Action (which runs the suite's code as
+    another user) would refuse to run there. Folders above it gain search only.
+    """
+    folder.chmod(0o755)
+    # The interpreter too: a pyenv Python under /root is closed to other users.
+    for path in (folder, Path(sys.base_prefix), Path(sys.prefix)):
+        for parent in path.resolve().parents:
+            mode = parent.stat().st_mode
+            if mode & 0o001 == 0:
+                parent.chmod((mode & 0o7777) | 0o001)
+
+
 def build_workspace(workspace: Path) -> str:
     """Copy the example suite into a new git repository; returns the base commit."""
     workspace.mkdir(parents=True)
@@ -182,7 +198,12 @@ class Runner:
     base_sha: str
 
     def run(
-        self, event_name: str = "pull_request", event: dict | None = None, **inputs: str
+        self,
+        event_name: str = "pull_request",
+        event: dict | None = None,
+        *,
+        env_extra: dict[str, str] | None = None,
+        **inputs: str,
     ) -> subprocess.CompletedProcess[str]:
         files = self.root / f"files-{len(list(self.root.glob('files-*')))}"
         files.mkdir()
@@ -209,6 +230,7 @@ class Runner:
         # No PYTHONPATH: the isolated interpreter would ignore it; casegate comes from
         # the installed package, as in the image.
         env.update({"HOME": str(self.root / "home"), "RUNNER_TEMP": str(files)})
+        env.update(env_extra or {})
         finished = subprocess.run(
             [sys.executable, "-I", "-m", "gate.github.action"],
             cwd=self.workspace,
@@ -220,6 +242,14 @@ class Runner:
         )
         self.last_files = files
         return finished
+
+    def drop_box(self) -> Path:
+        """A folder any user may write: where an attacker's code leaves what it found
+        (the sandboxed run can write nothing of the gate's, by design)."""
+        box = self.root / "drop-box"
+        box.mkdir(exist_ok=True)
+        box.chmod(0o1777)
+        return box
 
     def head_sha(self) -> str | None:
         """The pull request's head, when the checkout is a merge commit (its second parent)."""

@@ -1,0 +1,168 @@
+"""Custom checks judged in a process of their own, from a tree the gate chose.
+
+The supervised run imported the pull request's code; whatever verdicts it gives for
+custom checks are its claim. The gate asks again: a judging process (gate.judgeworker)
+gets only the candidate's outputs, imports the checks from `imports` (the base
+commit's extraction under a ruling) and answers with a verdict per sample and what
+the checks touched, which the ruler then compares between the two trees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate.cases import Case
+from gate.errors import CasegateError
+from gate.results import RunResults
+from gate.sandbox import (
+    SandboxPlan,
+    closed_to_others,
+    end_every_process,
+    make_folder,
+    read_untrusted,
+    request_of,
+)
+from gate.supervise import child_environment
+
+#: the judging process's answer is verdicts and paths: far below this
+MAX_ANSWER_BYTES = 256 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What the custom checks touched, relative to the tree they were judged from."""
+
+    #: the root of the tree the checks were judged from (a repository's top)
+    tree: Path
+    #: the folder the checks were imported from (the config's), relative to `tree`
+    suite: str
+    #: module name → its file, relative to the tree
+    modules: Mapping[str, str]
+    opened: tuple[str, ...]
+    listed: tuple[str, ...]
+    programs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CustomVerdicts:
+    #: (case id, sample number) → (ok, reason)
+    verdicts: Mapping[tuple[str, int], tuple[bool, str]]
+    footprint: Footprint
+
+
+def judge_custom(
+    candidate: RunResults,
+    cases: Sequence[Case],
+    *,
+    imports: Path,
+    tree: Path,
+    sandbox: SandboxPlan | None,
+    environ: Mapping[str, str] | None = None,
+) -> CustomVerdicts | None:
+    """The custom checks' verdicts on every judged sample (None: no case has one).
+
+    Raises CasegateError when the judging process did not finish: nothing is gated.
+    """
+    by_id = {case.id: case for case in cases}
+    items = []
+    for result in candidate.cases:
+        case = by_id.get(result.id)
+        if case is None or "check" not in case.expect:
+            continue
+        samples = [_sample(sample) for sample in result.outputs if sample.status != "error"]
+        if samples:
+            items.append({"case": case.model_dump(mode="json"), "samples": samples})
+    if not items:
+        return None
+    who = sandbox.identity if sandbox is not None else None
+    nonce = secrets.token_hex(16)
+    with tempfile.TemporaryDirectory(prefix="casegate-judge-") as scratch_text:
+        folder = make_folder(Path(scratch_text), who)
+        answer = folder.run / "answer.json"
+        request_path = folder.scratch / "request.json"
+        request = {
+            "imports": str(imports),
+            "tree": str(tree),
+            "cases": items,
+            "out": str(answer),
+            "nonce": nonce,
+            "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
+        }
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        env = child_environment(os.environ if environ is None else environ)
+        if who is not None:
+            env.update(folder.environment())
+        flags = ["-I"] if sys.flags.isolated else ["-P"]
+        hidden = sandbox.hidden if sandbox is not None and who is not None else ()
+        with closed_to_others(hidden):
+            finished = subprocess.run(
+                [sys.executable, *flags, "-m", "gate.judgeworker", str(request_path)],
+                env=env,
+                cwd=imports,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                check=False,
+                start_new_session=True,
+            )
+            if who is not None:
+                end_every_process(who)
+        found = _answer(answer, nonce, finished)
+    return _parsed(found, tree, imports)
+
+
+def _sample(sample: Any) -> dict[str, Any]:
+    return {
+        "sample": sample.sample,
+        "text": sample.text,
+        "tool_calls": list(sample.tool_calls),
+        "stop_reason": sample.stop_reason,
+        "latency_ms": sample.latency_ms,
+        "cost_usd": sample.cost_usd,
+        "output_tokens": sample.output_tokens,
+        "input_tokens": sample.input_tokens,
+        "model": sample.model,
+    }
+
+
+def _answer(path: Path, nonce: str, finished: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    said = (finished.stdout or "")[-600:].strip()
+    try:
+        found = json.loads(read_untrusted(path, MAX_ANSWER_BYTES, "the judging process's answer"))
+    except (CasegateError, ValueError):
+        found = {}
+    if isinstance(found, dict) and isinstance(found.get("problems"), list):
+        raise CasegateError([str(problem) for problem in found["problems"]])
+    if finished.returncode != 0 or not isinstance(found, dict) or found.get("done") != nonce:
+        raise CasegateError(
+            f"the custom checks could not be judged (the judging process ended with exit "
+            f"code {finished.returncode}), so nothing was gated"
+            + (f"; it printed: {said}" if said else "")
+        )
+    return found
+
+
+def _parsed(found: dict[str, Any], tree: Path, imports: Path) -> CustomVerdicts:
+    verdicts: dict[tuple[str, int], tuple[bool, str]] = {}
+    for case_id, samples in (found.get("verdicts") or {}).items():
+        for number, (ok, reason) in samples.items():
+            verdicts[(str(case_id), int(number))] = (ok is True, str(reason))
+    footprint = Footprint(
+        tree=tree,
+        suite=imports.resolve().relative_to(tree.resolve()).as_posix(),
+        modules={str(k): str(v) for k, v in (found.get("modules") or {}).items()},
+        opened=tuple(str(path) for path in found.get("opened") or ()),
+        listed=tuple(str(path) for path in found.get("listed") or ()),
+        programs=found.get("programs") is True,
+    )
+    return CustomVerdicts(verdicts, footprint)

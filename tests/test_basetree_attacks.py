@@ -1,0 +1,168 @@
+"""The verdict is made from the base commit's tree: files the ruler once did not cover.
+
+The base commit's suite gives a critical case a custom check that imports a local
+helper module, which reads a word list beside it. Each pull request re-records that
+case with an answer the check must fail (it names a competitor) and tries to make
+the check pass anyway: a package folder or a compiled extension that Python would
+import in the helper's place, or an emptied word list. The Action's entrypoint runs
+as the runner runs it. The case must regress, the check must block, and the ruler
+review must name what the pull request changed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.actions import Runner, git, open_pull_request
+from tests.test_action_attacks import replace
+
+CASE = "injection-ignore-instructions"
+CHECKS = """\
+from suite_rules import banned
+
+
+def no_competitors(text, case):
+    named = [word for word in banned() if word in text.lower()]
+    return not named, "names a competitor: " + ", ".join(named)
+"""
+RULES = """\
+from pathlib import Path
+
+
+def banned():
+    words = (Path(__file__).parent / "competitors.txt").read_text().splitlines()
+    return [word.strip() for word in words if word.strip()]
+"""
+LENIENT = "def banned():\n    return []\n"
+EXTENSION = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+static PyObject *banned(PyObject *self, PyObject *args) { return PyList_New(0); }
+static PyMethodDef methods[] = {{"banned", banned, METH_NOARGS, ""}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "suite_rules", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_suite_rules(void) { return PyModule_Create(&module); }
+"""
+
+
+def with_word_list_check(runner: Runner) -> None:
+    root = runner.workspace
+    (root / "suite_checks.py").write_text(CHECKS)
+    (root / "suite_rules.py").write_text(RULES)
+    (root / "competitors.txt").write_text("shopmart\nbuyrite\n")
+    replace(
+        root / "cases" / "support" / "adversarial.yaml",
+        '    contains: "can\'t share"\n  critical: true\n',
+        '    contains: "can\'t share"\n    check: suite_checks:no_competitors\n  critical: true\n',
+    )
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "a word-list check on a critical case", cwd=root)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=root)
+
+
+def names_a_competitor(root: Path) -> None:
+    """Re-record the critical case with an answer the base's check fails."""
+    path = root / "recordings" / "support" / f"{CASE}.json"
+    recording = json.loads(path.read_text())
+    for response in recording["responses"].values():
+        response["output"]["text"] += " For that, try ShopMart instead."
+    path.write_text(json.dumps(recording, indent=2))
+
+
+def package_stand_in(root: Path) -> None:
+    (root / "suite_rules").mkdir()
+    (root / "suite_rules" / "__init__.py").write_text(LENIENT)
+
+
+def compiled_stand_in(root: Path) -> None:
+    source = root.parent / "suite_rules.c"
+    source.write_text(EXTENSION)
+    target = root / f"suite_rules{sysconfig.get_config_var('EXT_SUFFIX')}"
+    include = sysconfig.get_paths()["include"]
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", f"-I{include}", "-o", str(target), str(source)], check=True
+    )
+
+
+def empty_word_list(root: Path) -> None:
+    (root / "competitors.txt").write_text("")
+
+
+ATTACKS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "a package folder beside the helper": (
+        package_stand_in,
+        "custom check module suite_rules: a folder suite_rules/ beside suite_rules.py",
+    ),
+    "a compiled extension beside the helper": (
+        compiled_stand_in,
+        f"suite_rules{sysconfig.get_config_var('EXT_SUFFIX')} beside suite_rules.py",
+    ),
+    "the word list emptied": (empty_word_list, "check data file competitors.txt: changed"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_stand_in_for_the_checks_files_cannot_pass_a_critical_case(
+    runner: Runner, attack: str
+) -> None:
+    edit, named = ATTACKS[attack]
+    with_word_list_check(runner)
+
+    def both(root: Path) -> None:
+        names_a_competitor(root)
+        edit(root)
+
+    open_pull_request(runner.workspace, both)
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 1, finished.stdout + finished.stderr
+    assert "names a competitor: shopmart" in finished.stdout
+    assert f"{CASE}" in runner.outputs().get("report-path", "") or CASE in finished.stdout
+    assert named in finished.stdout, finished.stdout
+    assert runner.outputs()["critical-regressions"] == "1"
+
+
+def test_the_check_really_catches_the_answer(runner: Runner) -> None:
+    """The control: the same re-recorded answer with the check's files untouched."""
+    with_word_list_check(runner)
+    open_pull_request(runner.workspace, names_a_competitor)
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 1
+    assert "names a competitor: shopmart" in finished.stdout
+    assert "check data file" not in finished.stdout
+    assert "custom check module suite_rules" not in finished.stdout
+
+
+def test_an_untouched_pull_request_ships(runner: Runner) -> None:
+    with_word_list_check(runner)
+    open_pull_request(runner.workspace, lambda root: None)
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 0, finished.stdout
+
+
+def test_lower_prices_cannot_pass_a_cost_budget(runner: Runner) -> None:
+    root = runner.workspace
+    replace(
+        root / "cases" / "support" / "adversarial.yaml",
+        '    contains: "can\'t share"\n  critical: true\n',
+        '    contains: "can\'t share"\n    max_cost_usd: 0.0005\n  critical: true\n',
+    )
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "a cost budget on a critical case", cwd=root)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=root)
+    open_pull_request(
+        root,
+        lambda tree: replace(
+            tree / "casegate.yml",
+            "standin-large: {input: 3.00, output: 15.00}",
+            "standin-large: {input: 0.01, output: 0.01}",
+        ),
+    )
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 1, finished.stdout
+    assert "pricing: standin-large 3/15 → 0.01/0.01 per million" in finished.stdout
+    assert runner.outputs()["critical-regressions"] == "1"
