@@ -167,7 +167,7 @@ def check(
         reference=baseline,
         shards=shards,
         custom=custom,
-        pricing=ruling.base.loaded if ruling is not None and ruling.base is not None else None,
+        ruler=ruling.base.loaded if ruling is not None and ruling.base is not None else None,
     )
     review = ruling.review if ruling is not None else None
     if ruling is not None and custom is not None and ruling.base_tree and ruling.head_tree:

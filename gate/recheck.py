@@ -81,7 +81,7 @@ def recheck(
     reference: RunResults | None = None,
     shards: int | None = None,
     custom: CustomVerdicts | None = None,
-    pricing: LoadedConfig | None = None,
+    ruler: LoadedConfig | None = None,
 ) -> RunResults:
     """The candidate with every verdict this process can give recomputed; raises on a forgery.
 
@@ -89,14 +89,15 @@ def recheck(
     is the baseline `samples: auto` stopped against, and `shards` the split the merged
     candidate was run in (each shard ran its rounds apart). `custom` holds the custom
     checks' verdicts from the judging process (gate.judgeproc), which replace the run's.
-    `pricing` is the config whose price table costs the samples when it differs from
-    `loaded`'s (the base commit's, under a ruling: a pull request's lower prices never
-    pass a cost budget).
+    `ruler` is the base commit's config under a ruling: its price table costs the samples
+    and its declared tool schemas judge `tool_args_valid` (a pull request's lower prices
+    or looser schemas never pass a case).
     """
     by_id = {case.id: case for case in cases}
     fingerprint = system_fingerprint(loaded.resolved_system())
-    differs = pricing is not None and pricing.config.pricing != loaded.config.pricing
-    costing = pricing if differs else None
+    differs = ruler is not None and ruler.config.pricing != loaded.config.pricing
+    costing = ruler if differs else None
+    declared = checks.declared_tools(((ruler or loaded).config.system.model_extra) or {})
     services = None
     if recorded is not None:  # the snapshot, not the folder the run could write to
         services = for_snapshot(loaded.config, Snapshot(recorded.services))
@@ -113,7 +114,9 @@ def recheck(
             )
         _require_sample_numbers(case.id, result.outputs)
         outputs = [
-            _judge_again(case, sample, recorded, fingerprint, loaded, services, custom, costing)
+            _judge_again(
+                case, sample, recorded, fingerprint, loaded, services, custom, costing, declared
+            )
             for sample in sorted(result.outputs, key=lambda sample: sample.sample)
         ]
         threshold = case.min_pass_rate
@@ -175,6 +178,7 @@ def _judge_again(
     services: Services | None = None,
     custom: CustomVerdicts | None = None,
     costing: LoadedConfig | None = None,
+    declared: Any = None,
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
@@ -216,7 +220,7 @@ def _judge_again(
         output_tokens=sample.output_tokens,
         input_tokens=sample.input_tokens,
         model=sample.model,
-        declared_tools=checks.declared_tools(loaded.config.system.model_extra or {}),
+        declared_tools=declared,
         services=services,
     )
     try:

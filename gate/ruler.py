@@ -277,6 +277,64 @@ def _loosens(direction: str, before: Any, after: Any) -> bool:
     return _looser_number(before, after, direction)
 
 
+#: top-level config keys whose changes the review compares key by key (above and below)
+COMPARED_KEYS = frozenset(
+    {
+        "suite",
+        "cases",
+        "samples",
+        "adaptive",
+        "min_pass_rate",
+        "baseline",
+        "pricing",
+        "judge",
+        "embeddings",
+        "moderation",
+        "holdout",
+        "defaults",
+        "gate",
+        "system",
+    }
+)
+#: keys that decide no verdict, each for a reason: how many calls run at once; where the
+#: outputs come from (the pull request's own claim either way); warnings only; the drift
+#: job; the history, which is read from the base commit under a ruling
+NO_VERDICT_KEYS = frozenset(
+    {"concurrency", "mode", "recordings", "baseline_max_age_days", "drift", "history"}
+)
+
+
+def _unknown_changes(base: Side, head: Side) -> list[RulerChange]:
+    """Changes to keys the review does not know: each loosens (when in doubt, no ship)."""
+    before, after = base.loaded.config.model_dump(), head.loaded.config.model_dump()
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        if key in COMPARED_KEYS or key in NO_VERDICT_KEYS or before.get(key) == after.get(key):
+            continue
+        changes.append(
+            RulerChange(
+                f"config key {key}",
+                "changed; casegate cannot tell whether it can turn a fail into a pass",
+                head.config_line(key),
+                True,
+            )
+        )
+    gate_before, gate_after = before.get("gate") or {}, after.get("gate") or {}
+    for key in sorted(set(gate_before) | set(gate_after)):
+        if key in RULE_DIRECTIONS or gate_before.get(key) == gate_after.get(key):
+            continue
+        changes.append(
+            RulerChange(
+                "gate rule",
+                f"{key} {_fmt(gate_before.get(key))} → {_fmt(gate_after.get(key))} (a key the "
+                "review does not know: counted as loosening)",
+                head.config_line("gate", key),
+                True,
+            )
+        )
+    return changes
+
+
 def _rule_changes(base: Side, head: Side) -> list[RulerChange]:
     changes = []
     before = base.loaded.config.gate.model_dump()
@@ -614,6 +672,7 @@ def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
     changes = (
         _rule_changes(base, head)
         + _config_changes(base, head)
+        + _unknown_changes(base, head)
         + _baseline_changes(base, head)
         + _check_source_changes(base, head)
         + _case_changes(base, head)

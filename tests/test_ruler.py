@@ -501,3 +501,26 @@ def test_a_version_bump_takes_a_pairwise_case_out_of_its_rule_only_with_acceptan
         "max_pairwise_loss_rate is set)",
         "+ case tone: expect changed: max_words added",
     ]
+
+
+def test_a_key_the_review_does_not_know_loosens(
+    repo: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #19: a key added to the config or the gate rule before the review learns how
+    it moves a verdict counts as loosening (when in doubt, casegate does not say ship)."""
+    directions = {k: v for k, v in ruler.RULE_DIRECTIONS.items() if k != "tolerance"}
+    monkeypatch.setattr(ruler, "RULE_DIRECTIONS", directions)
+    monkeypatch.setattr(ruler, "COMPARED_KEYS", ruler.COMPARED_KEYS - {"samples"})
+    found = changes_after(repo, tmp_path, ("gate.tolerance=0.2", "samples=3"))
+    assert (
+        "- gate rule: tolerance 0 → 0.2 (a key the review does not know: counted as loosening)"
+        in found
+    )
+    assert (
+        "- config key samples: changed; casegate cannot tell whether it can turn a fail into a pass"
+        in found
+    )
+
+
+def test_keys_that_decide_no_verdict_are_not_ruler_changes(repo: Project, tmp_path: Path) -> None:
+    assert changes_after(repo, tmp_path, ("concurrency=3", "baseline_max_age_days=5")) == []

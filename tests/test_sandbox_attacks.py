@@ -203,3 +203,47 @@ def test_an_unreadable_workspace_is_refused_under_require(runner: Runner) -> Non
     assert finished.returncode == 2
     assert "cannot read" in finished.stdout and "chmod o+rX" in finished.stdout
     git("status", cwd=runner.workspace)  # the checkout itself is untouched
+
+
+def test_not_root_require_refuses_and_auto_says_what_is_missing(open_tmp: Path) -> None:
+    """A developer's machine: casegate cannot drop privileges, and says so."""
+    import shutil
+    import subprocess
+    import sys
+
+    from gate.sandbox import identity
+    from tests.fakes.actions import EXAMPLE, REPO
+
+    project = open_tmp / "project"
+    project.mkdir()
+    for name in EXAMPLE:
+        source = REPO / name
+        copy = shutil.copytree if source.is_dir() else shutil.copy
+        copy(source, project / name)
+    (project / "examples").mkdir()
+    for name in ("support_bot.py", "standin_embeddings.py"):
+        shutil.copy(REPO / "examples" / name, project / "examples" / name)
+    user = identity()
+    for path in [project, *project.rglob("*")]:
+        os.chown(path, user.uid, user.gid)
+
+    def check(mode: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-I", "-m", "gate", "check", "--sandbox", mode, "--quiet"],
+            cwd=project,
+            user=user.uid,
+            group=user.gid,
+            extra_groups=[],
+            env={"PATH": os.environ["PATH"], "HOME": str(project)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = check("require")
+    assert refused.returncode == 2, refused.stderr
+    assert "--sandbox require: casegate is not running as root" in refused.stderr
+    assert not (project / ".casegate").exists()  # refused before anything ran
+    allowed = check("auto")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "sandbox: NOT in force: casegate is not running as root" in allowed.stderr

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -167,6 +168,7 @@ def run_action(
     event: dict[str, object],
     api_url: str,
     inputs: dict[str, str],
+    workspace: str = "workspace",
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`docker run` the way the runner starts a container action."""
     job = folder / f"job-{uuid.uuid4().hex[:8]}"
@@ -195,7 +197,7 @@ def run_action(
         ("home", "/github/home"),
         ("runner_temp", "/github/runner_temp"),
     ):
-        source = folder / "workspace" if name == "workspace" else job / name
+        source = folder / workspace if name == "workspace" else job / name
         command.append(f"--volume={source}:{target}")
     command.append(IMAGE)
     finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -269,6 +271,65 @@ def scenarios(folder: Path, env: dict[str, str]) -> None:
     )
     check(finished.returncode == 0, "replay run with --network none: exit 0", finished)
     check(outputs_of(files).get("verdict") == "ship", "the baseline system ships", finished)
+    sandbox_scenario(folder, env)
+
+
+#: a pull request's check module that reports, at import, who it runs as and what it can
+#: write; it opens for append and writes nothing
+PROBE = """
+import json, os
+found = {"uid": os.getuid()}
+for name, path in {"certifi": __import__("certifi").where(), "hosts": "/etc/hosts",
+                   "workspace": "/github/workspace/planted", "summary": "/github/file_commands"}.items():
+    try:
+        open(path if name != "summary" else os.path.join(path, "x"), "a").close()
+        found[name] = "written"
+    except OSError as exc:
+        found[name] = type(exc).__name__
+print("PROBE " + json.dumps(found, sort_keys=True))
+def polite(text, case):
+    return True
+"""
+
+
+def sandbox_scenario(folder: Path, env: dict[str, str]) -> None:
+    """Inside the image, as root, the pull request's code runs as another user."""
+    workspace = folder / "sandboxed"
+    build_workspace(workspace)
+    (workspace / "suite_checks.py").write_text("def polite(text, case):\n    return True\n")
+    shipping = workspace / "cases" / "support" / "shipping.yaml"
+    shipping.write_text(
+        shipping.read_text().replace(
+            '    contains: "3–7 business days"\n',
+            '    contains: "3–7 business days"\n    check: suite_checks:polite\n',
+            1,
+        )
+    )
+    for args in (["add", "-A"], ["commit", "-qm", "a custom check"]):
+        subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=workspace, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    open_pull_request(workspace, lambda root: (root / "suite_checks.py").write_text(PROBE))
+    finished, _ = run_action(
+        folder,
+        env,
+        network="none",
+        event_name="pull_request",
+        event=pull_request_event(base),
+        api_url="http://127.0.0.1:9",
+        inputs={"config": "casegate.yml", "comment": "false"},
+        workspace="sandboxed",
+    )
+    line = next((x for x in finished.stdout.splitlines() if x.startswith("PROBE ")), "")
+    check(bool(line), "the probe ran in the supervised run", finished)
+    found = json.loads(line.removeprefix("PROBE "))
+    check(found["uid"] != 0, f"the run is not root (uid {found['uid']})", finished)
+    for name in ("certifi", "hosts", "workspace", "summary"):
+        check(found[name] == "PermissionError", f"the run cannot write {name}", finished)
+    check("sandbox: the run drops to" in finished.stdout, "the log says what is in force", finished)
+    check("network" in finished.stdout, "the log says whether the network is isolated", finished)
+    check(finished.returncode == 0, "the untouched suite still ships", finished)
 
 
 #: Debian packages git brings into the image (with --no-install-recommends)
