@@ -157,7 +157,13 @@ def check(
     # Custom checks are judged again apart from the run, from the base's tree under a ruling.
     imports, tree = judging_tree(loaded, ruling)
     custom = judge_custom(
-        candidate, cases, imports=imports, tree=tree, sandbox=plan, environ=environ
+        candidate,
+        cases,
+        imports=imports,
+        tree=tree,
+        sandbox=plan,
+        environ=environ,
+        ruler_cases=ruling.base.case_map if ruling is not None and ruling.base else None,
     )
     candidate = recheck(
         candidate,

@@ -9,6 +9,7 @@ the checks touched, which the ruler then compares between the two trees.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -24,14 +25,16 @@ from gate.cases import Case
 from gate.errors import CasegateError
 from gate.results import RunResults
 from gate.sandbox import (
+    Folder,
     SandboxPlan,
     closed_to_others,
     end_every_process,
+    identity,
     make_folder,
+    private_file,
     read_untrusted,
     request_of,
 )
-from gate.supervise import child_environment
 
 #: the judging process's answer is verdicts and paths: far below this
 MAX_ANSWER_BYTES = 256 << 20
@@ -50,6 +53,8 @@ class Footprint:
     opened: tuple[str, ...]
     listed: tuple[str, ...]
     programs: bool
+    #: files read outside the tree (and outside the interpreter and the system)
+    outside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +72,13 @@ def judge_custom(
     tree: Path,
     sandbox: SandboxPlan | None,
     environ: Mapping[str, str] | None = None,
+    ruler_cases: Mapping[str, Case] | None = None,
 ) -> CustomVerdicts | None:
     """The custom checks' verdicts on every judged sample (None: no case has one).
+
+    `ruler_cases` are the base commit's cases under a ruling: a check is handed the base's
+    copy of its case (tags, note, criticality …), with the expectations and input the
+    outputs answer; the ruler reviews those two.
 
     Raises CasegateError when the judging process did not finish: nothing is gated.
     """
@@ -80,9 +90,12 @@ def judge_custom(
             continue
         samples = [_sample(sample) for sample in result.outputs if sample.status != "error"]
         if samples:
-            items.append({"case": case.model_dump(mode="json"), "samples": samples})
+            items.append({"case": _shown_case(case, ruler_cases), "samples": samples})
     if not items:
         return None
+    if sandbox is not None and sandbox.identity is not None:
+        # A user of its own, not the run's: nothing the run left could pass for it.
+        sandbox = dataclasses.replace(sandbox, identity=identity())
     who = sandbox.identity if sandbox is not None else None
     nonce = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="casegate-judge-") as scratch_text:
@@ -97,28 +110,60 @@ def judge_custom(
             "nonce": nonce,
             "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
         }
-        request_path.write_text(json.dumps(request), encoding="utf-8")
-        env = child_environment(os.environ if environ is None else environ)
-        if who is not None:
-            env.update(folder.environment())
+        private_file(request_path, json.dumps(request))  # its nonce is for the worker alone
+        env = judging_environment(os.environ if environ is None else environ, folder)
         flags = ["-I"] if sys.flags.isolated else ["-P"]
         hidden = sandbox.hidden if sandbox is not None and who is not None else ()
         with closed_to_others(hidden):
-            finished = subprocess.run(
-                [sys.executable, *flags, "-m", "gate.judgeworker", str(request_path)],
-                env=env,
-                cwd=imports,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                check=False,
-                start_new_session=True,
-            )
-            if who is not None:
-                end_every_process(who)
+            try:
+                finished = subprocess.run(
+                    [sys.executable, *flags, "-m", "gate.judgeworker", str(request_path)],
+                    env=env,
+                    cwd=imports,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    errors="replace",
+                    check=False,
+                    start_new_session=True,
+                    timeout=judging_timeout(items),
+                )
+            except subprocess.TimeoutExpired:
+                raise CasegateError(
+                    f"the custom checks did not finish judging within "
+                    f"{judging_timeout(items):.0f} s, so nothing was gated"
+                ) from None
+            finally:
+                if who is not None:
+                    end_every_process(who)
         found = _answer(answer, nonce, finished)
     return _parsed(found, tree, imports)
+
+
+#: what the judging process keeps of the gate's environment: a check judges the outputs
+#: it is given, not the runner it runs on (no workspace path, no token, no key)
+KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONUTF8")
+
+
+def judging_environment(environ: Mapping[str, str], folder: Folder) -> dict[str, str]:
+    env = {key: environ[key] for key in KEPT_VARIABLES if key in environ}
+    env.update(folder.environment())
+    return env
+
+
+def judging_timeout(items: Sequence[Mapping[str, Any]]) -> float:
+    """Ten minutes, and a second more per sample: a check that never returns ends in
+    "could not judge", never in a hung job."""
+    return 600.0 + sum(len(item["samples"]) for item in items)
+
+
+def _shown_case(case: Case, ruler_cases: Mapping[str, Case] | None) -> dict[str, Any]:
+    base = (ruler_cases or {}).get(case.id)
+    shown = (base or case).model_dump(mode="json")
+    if base is not None:
+        mine = case.model_dump(mode="json")
+        shown["expect"], shown["input"] = mine["expect"], mine["input"]
+    return shown
 
 
 def _sample(sample: Any) -> dict[str, Any]:
@@ -164,5 +209,6 @@ def _parsed(found: dict[str, Any], tree: Path, imports: Path) -> CustomVerdicts:
         opened=tuple(str(path) for path in found.get("opened") or ()),
         listed=tuple(str(path) for path in found.get("listed") or ()),
         programs=found.get("programs") is True,
+        outside=tuple(str(path) for path in found.get("outside") or ()),
     )
     return CustomVerdicts(verdicts, footprint)

@@ -41,7 +41,14 @@ def main(argv: list[str]) -> int:
     os.chdir(imports)
     finder = TreeFinder(imports)
     sys.meta_path.append(finder)
-    footprint = Footprint(tree)
+    import gate
+
+    own = [
+        str(Path(gate.__file__).parent),
+        os.environ.get("HOME", ""),
+        os.environ.get("TMPDIR", ""),
+    ]
+    footprint = Footprint(tree, [path for path in own if path])
     footprint.install()
     verdicts: dict[str, dict[str, list[Any]]] = {}
     for item in request["cases"]:
@@ -90,6 +97,7 @@ def main(argv: list[str]) -> int:
                 "opened": sorted(footprint.opened),
                 "listed": sorted(footprint.listed),
                 "programs": footprint.programs,
+                "outside": sorted(footprint.outside),
             }
         ),
         encoding="utf-8",

@@ -625,6 +625,20 @@ def _check_source_changes(base: Side, head: Side) -> list[RulerChange]:
     changes = _source_changes(
         "custom check module", base.check_sources(), head.check_sources(), head
     )
+    # A function of a base module that no base case calls is new code in the judging
+    # process too: what it does to the module's state, other cases' checks would see.
+    base_specs = {spec for case in base.cases for spec in checks.custom_specs(case.expect)}
+    for spec in sorted(
+        {spec for case in head.cases for spec in checks.custom_specs(case.expect)} - base_specs
+    ):
+        changes.append(
+            RulerChange(
+                f"custom check {spec}",
+                "a function no case on the base calls: new code in the judging process",
+                head.config_shown,
+                True,
+            )
+        )
     changes += _source_changes(
         "instrument module", base.instrument_sources(), head.instrument_sources(), head
     )

@@ -294,6 +294,7 @@ def enter(request: Mapping[str, Any]) -> None:
         network = _leave_network()
     Path(request["report"]).write_text(json.dumps({"network": network}), encoding="utf-8")
     uid, gid = int(request["uid"]), int(request["gid"])
+    _limit_processes()
     os.setgroups([])
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
@@ -306,6 +307,25 @@ def enter(request: Mapping[str, Any]) -> None:
     except PermissionError:
         return
     raise SandboxError("the run could regain root after dropping it; nothing of the suite ran")
+
+
+#: processes the sandbox user may have at once (its id is its own): room for a suite's
+#: worker pool, not for a fork bomb
+MAX_PROCESSES = 512
+
+
+def _limit_processes() -> None:
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
+
+
+def private_file(path: Path, text: str) -> None:
+    """Write `text` to a new file only this user may read (a request holding a nonce)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
 
 
 def _leave_network() -> str:
@@ -338,28 +358,54 @@ def entered(folder: Folder) -> str | None:
     return str(found.get("network")) if isinstance(found, dict) else None
 
 
-def end_every_process(who: Identity) -> None:
-    """Kill every process the sandbox user has (a daemon the run left behind, too).
+def end_every_process(who: Identity, *, within: float = 20.0) -> None:
+    """Stop, then kill, every process of the sandbox user, until none is left.
 
-    A process of that user signals all its user's processes but itself, then exits.
+    Done as root, from /proc: a process of that user cannot dodge it (killing its
+    killer, forking faster than a pass, hiding its /proc entry's owner by turning
+    non-dumpable). Each pass first stops them all, so none forks while the others
+    die. SandboxError when some are still alive after `within` seconds: then nothing
+    they could have touched is read.
     """
-    import subprocess
-    import sys
+    import signal
+    import time
 
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(
-            [sys.executable, "-I", "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
-            user=who.uid,
-            group=who.gid,
-            extra_groups=[],
-            env={},
-            cwd="/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-            check=False,
-        )
+    deadline = time.monotonic() + within
+    while True:
+        alive = processes_of(who.uid)
+        if not alive:
+            return
+        if time.monotonic() > deadline:
+            raise SandboxError(
+                f"{len(alive)} process(es) of the sandboxed run (uid {who.uid}) could not be "
+                "ended, so nothing it could have touched was read"
+            )
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in processes_of(who.uid) if sig == signal.SIGKILL else alive:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+        time.sleep(0.005)
+
+
+def processes_of(uid: int) -> list[int]:
+    """The live processes (not zombies) whose real, effective, saved or file-system uid
+    is `uid`."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue  # it ended while we looked
+        state = uids = ""
+        for line in text.splitlines():
+            if line.startswith("State:"):
+                state = line.split()[1]
+            elif line.startswith("Uid:"):
+                uids = line
+                break
+        if state != "Z" and str(uid) in uids.split()[1:]:
+            found.append(int(status.parent.name))
+    return found
 
 
 def read_untrusted(path: Path, limit: int, what: str) -> bytes:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from gate.sandbox import (
     end_every_process,
     entered,
     make_folder,
+    private_file,
     read_untrusted,
     request_of,
 )
@@ -146,7 +148,7 @@ def run_supervised(
             "shard": str(chosen.shard or "") or None,
             "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
         }
-        request_path.write_text(json.dumps(request), encoding="utf-8")
+        private_file(request_path, json.dumps(request))  # its nonce is not the run's to read
         command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]
         env = child_environment(environ, withhold)
         if who is not None:
@@ -264,7 +266,8 @@ def end_descendants() -> None:
     """Kill and reap every process whose parent is this one (only for a process that
     runs nothing else: the Action's entrypoint, after the supervised run ended)."""
     me = str(os.getpid())
-    for _ in range(100):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         found = []
         for stat in Path("/proc").glob("[0-9]*/stat"):
             with contextlib.suppress(OSError, IndexError):

@@ -58,6 +58,17 @@ def footprint_changes(footprint: Footprint, base: Path, head: Path) -> list[Rule
             )
     for folder in sorted({str(Path(relative).parent) for relative in module_files}):
         changes.extend(_folder_changes(folder, base, head, footprint))
+    if footprint.outside:
+        shown = ", ".join(footprint.outside[:3]) + (" …" if len(footprint.outside) > 3 else "")
+        changes.append(
+            RulerChange(
+                "custom check",
+                f"read files outside the repository's tree ({shown}): the review cannot "
+                "compare them between the base and the pull request",
+                "",
+                True,
+            )
+        )
     if footprint.programs:
         changes.append(
             RulerChange(

@@ -97,12 +97,22 @@ class Footprint:
         {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
     )
 
-    def __init__(self, root: Path) -> None:
+    #: what a check may read outside the tree without the review needing to compare it:
+    #: the system's own files and the kernel's views
+    SYSTEM = ("/proc", "/dev", "/sys", "/etc", "/usr", "/lib", "/lib64", "/bin", "/sbin")
+
+    def __init__(self, root: Path, also_allowed: Sequence[str] = ()) -> None:
         self.root = root.resolve()
         self.opened: set[str] = set()
         self.listed: set[str] = set()
+        #: files outside the tree, the interpreter and the system that a check read
+        self.outside: set[str] = set()
         self.programs = False
         self.active = False
+        # The interpreter, the standard library, installed packages and casegate itself.
+        allowed = [*self.SYSTEM, *also_allowed, sys.prefix, sys.base_prefix, sys.exec_prefix]
+        allowed += [entry for entry in sys.path if entry]
+        self.allowed = tuple(os.path.realpath(entry) for entry in allowed)
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active:
@@ -110,9 +120,21 @@ class Footprint:
         if event in self.STARTS:
             self.programs = True
         elif event in self.OPENS or event in self.LISTS:
-            relative = self._relative(args[0] if args else None)
+            target = args[0] if args else None
+            relative = self._relative(target)
             if relative is not None:
                 (self.opened if event in self.OPENS else self.listed).add(relative)
+            else:
+                self._note_outside(target)
+
+    def _note_outside(self, target: Any) -> None:
+        if isinstance(target, bytes):
+            target = os.fsdecode(target)
+        if not isinstance(target, str | os.PathLike):
+            return
+        path = os.path.realpath(target)
+        if not any(path == base or path.startswith(base + os.sep) for base in self.allowed):
+            self.outside.add(path)
 
     def _relative(self, target: Any) -> str | None:
         if isinstance(target, bytes):

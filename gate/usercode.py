@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import inspect
 import sys
 import threading
 import types
@@ -215,6 +216,13 @@ def check_function(spec: str) -> Callable[..., Any]:
         return _loaded[spec]
 
 
+def _defined_under(function: Any, root: Path) -> bool:
+    source = getattr(sys.modules.get(function.__module__), "__file__", None)
+    if not isinstance(source, str):
+        return False
+    return Path(source).resolve().is_relative_to(root.resolve())
+
+
 def load_from_tree(spec: str, root: Path) -> Callable[..., Any]:
     """Import one custom check through gate.treeimport's finder (already installed for
     `root`), and prepare it for this process's checks; UserCodeError with the cause."""
@@ -222,6 +230,12 @@ def load_from_tree(spec: str, root: Path) -> Callable[..., Any]:
     problem = _collision(module_name.split(".")[0], root)
     if problem:
         raise UserCodeError(f"check {spec!r}: {problem}")
+    if "." in attribute or attribute.startswith("_"):
+        # `module:TABLE.pop` would let one case's check change what another's sees.
+        raise UserCodeError(
+            f"check {spec!r}: name a function of the module (module:function), not an "
+            "attribute path or a private name"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -230,13 +244,12 @@ def load_from_tree(spec: str, root: Path) -> Callable[..., Any]:
         raise UserCodeError(
             f"check: importing {module_name!r} raised {type(exc).__name__}: {exc}"
         ) from None
-    target: Any = module
-    for part in attribute.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise UserCodeError(f"check: {module_name!r} has no attribute {attribute!r}")
-    if not callable(target):
-        raise UserCodeError(f"check: {spec!r} is not callable")
+    target = getattr(module, attribute, None)
+    if not inspect.isfunction(target) or not _defined_under(target, root):
+        raise UserCodeError(
+            f"check {spec!r}: not a function defined in the suite's own modules (a builtin, "
+            "a class or a method of another object cannot be a check)"
+        )
     with _lock:
         _loaded[spec] = target
-    return target  # type: ignore[no-any-return]
+    return target
