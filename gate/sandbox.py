@@ -172,9 +172,7 @@ def plan(
     blocked = [(path, where) for path, where in blocked if where is not None]
     if blocked:
         path, where = blocked[0]
-        reason = (
-            f"the sandbox user ({who.name}) cannot read {path} ({where} is closed to other users)"
-        )
+        reason = f"the sandbox's user cannot read {path} ({where} is closed to other users)"
         if mode == "require":
             raise SandboxError(
                 f"--sandbox require: {reason}: make it readable to other users "

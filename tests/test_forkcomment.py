@@ -9,7 +9,9 @@ then hands a copy of it, as actions/download-artifact leaves it, to
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,14 @@ from hypothesis import strategies as st
 from gate.github.api import marker_for
 from gate.github.forkcomment import REPORT_LIMIT, report_problem
 from gate.report import block, cell, code
-from tests.fakes.actions import PULL_NUMBER, TOKEN, Runner, acted_on, build_workspace
+from tests.fakes.actions import (
+    PULL_NUMBER,
+    TOKEN,
+    Runner,
+    acted_on,
+    build_workspace,
+    open_to_the_sandbox,
+)
 from tests.fakes.github_api import FakeGitHub
 
 REPORT_DIR = "casegate-report"
@@ -36,7 +45,10 @@ MARKER = marker_for("support")
 def check(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, bytes], str]:
     """What the check writes to `report-dir` on a same-repository pull request, and the
     comment it posts directly."""
-    root = tmp_path_factory.mktemp("check")
+    # The check runs the suite as the sandbox's user, who must be able to read it, as on a
+    # runner; pytest's own folders are closed to other users.
+    root = Path(tempfile.mkdtemp(prefix="casegate-test-"))
+    open_to_the_sandbox(root)
     base = build_workspace(root / "workspace")
     (root / "home").mkdir()
     with FakeGitHub(TOKEN) as api:
@@ -44,7 +56,9 @@ def check(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, bytes], s
         assert finished.returncode == 1, finished.stdout + finished.stderr  # it blocks
         posted = str(api.comments[PULL_NUMBER][0]["body"])
     folder = root / "workspace" / REPORT_DIR
-    return {path.name: path.read_bytes() for path in folder.iterdir()}, posted
+    written = {path.name: path.read_bytes() for path in folder.iterdir()}
+    shutil.rmtree(root)
+    return written, posted
 
 
 @pytest.fixture
