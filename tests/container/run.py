@@ -329,7 +329,12 @@ def sandbox_scenario(folder: Path, env: dict[str, str]) -> None:
         check(found[name] == "PermissionError", f"the run cannot write {name}", finished)
     check("sandbox: the run drops to" in finished.stdout, "the log says what is in force", finished)
     check("network" in finished.stdout, "the log says whether the network is isolated", finished)
-    check(finished.returncode == 0, "the untouched suite still ships", finished)
+    check(
+        finished.returncode == 1
+        and "custom check module suite_checks: source changed" in finished.stdout,
+        "the probe's own module is a ruler change, and the base's check judged",
+        finished,
+    )
 
 
 #: Debian packages git brings into the image (with --no-install-recommends)
