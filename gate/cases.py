@@ -22,6 +22,7 @@ from gate import checks, heap
 from gate.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
 from gate.errors import CaseFileError, located
 from gate.files import parse_json
+from gate.limits import MAX_CASE_FILE_BYTES, read_limited
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
 
 #: Ids name recording files (id + ".json"), so they stay well inside a file name's 255 bytes.
@@ -208,7 +209,7 @@ def _load_cases(
     for path in files:
         shown = _display(path, display_root)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_text(path, shown)
             records = list(_records(shown, text))
         except CaseFileError as exc:
             problems.extend(exc.problems)
@@ -260,6 +261,15 @@ def _load_cases(
         raise CaseFileError(problems)
     cases.sort(key=lambda case: case.id)
     return cases
+
+
+def _read_text(path: Path, shown: Path) -> str:
+    """The case file's text; CaseFileError naming it when it is larger than a case file
+    may be (then it is never parsed). Line ends stay as written: libyaml and
+    `splitlines` take \r\n and \r for line ends as they take \n."""
+    fix = "split it into several files (`cases:` takes folders and globs)"
+    data = read_limited(path, MAX_CASE_FILE_BYTES, "a case file", fix, CaseFileError, shown)
+    return data.decode("utf-8")
 
 
 def _display(path: Path, root: Path | None) -> Path:

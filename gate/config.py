@@ -27,6 +27,7 @@ from gate import systems
 from gate.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.errors import ConfigError, located
 from gate.judge import JudgePin, judge_system, prompt_version_problem
+from gate.limits import MAX_CONFIG_BYTES, read_limited
 from gate.services.pins import EmbeddingsPin, ModerationPin
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
 
@@ -435,7 +436,10 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
             f"{path}: no such config file (pass -c PATH, or run `casegate init` to write one)"
         )
     try:
-        raw = load_yaml(path.read_bytes().decode("utf-8"))
+        fix = "is it the config you meant? (pass -c PATH)"
+        raw = load_yaml(
+            read_limited(path, MAX_CONFIG_BYTES, "a config", fix, ConfigError).decode("utf-8")
+        )
     except YamlSyntaxError as exc:
         raise ConfigError(located(path, exc.line, exc.message)) from None
     except UnicodeDecodeError as exc:

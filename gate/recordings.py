@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from gate.errors import CasegateError, ResultsError
 from gate.files import TEMPORARY_SUFFIX, cannot_write, parse_json, write_text
+from gate.limits import MAX_RECORDING_BYTES, read_limited
 from gate.outputs import Output
 from gate.yamlfile import dotted
 
@@ -75,16 +76,13 @@ def request_key(fingerprint: str, case_input: Mapping[str, Any], sample: int) ->
 
 
 def _read_bytes(path: Path | str) -> bytes:
-    """The file's bytes, read without a buffered file object: a replay reads one file a
-    case, and `open().read()` costs twice the time of the two system calls it needs."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
+    """The file's bytes (see gate.limits.read_limited: plain system calls, since a replay
+    reads one file a case); a ResultsError naming it when it is larger than a recording
+    may be."""
+    return read_limited(path, MAX_RECORDING_BYTES, "a recording", _RERECORD, ResultsError)
+
+
+_RERECORD = "delete it and re-record (`casegate record`)"
 
 
 def _safe_name(case_id: str) -> str:

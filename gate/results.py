@@ -16,6 +16,7 @@ from pydantic import StrictInt, TypeAdapter, ValidationError
 
 from gate.errors import ResultsError
 from gate.files import OutputError, Writer, atomic_writer, parse_json
+from gate.limits import MAX_RESULTS_BYTES, read_limited
 from gate.yamlfile import dotted
 
 SCHEMA = "casegate.results/1"
@@ -240,7 +241,10 @@ def ensure_replaceable(path: Path) -> None:
 def read_results(path: Path) -> RunResults:
     """Load a results or baseline file; raises ResultsError with the cause and fix."""
     try:
-        data = parse_json(path.read_bytes())
+        fix = "is it a results file? (`casegate run --out PATH` writes one)"
+        data = parse_json(
+            read_limited(path, MAX_RESULTS_BYTES, "a results file", fix, ResultsError)
+        )
     except FileNotFoundError:
         raise ResultsError(
             f"{path}: no such results file (write one with `casegate run --out {path}`)"
