@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from gate.files import parse_json, write_text
 from gate.history.records import SCHEMA, HistoryError, HistoryRecord, RunKey
+from gate.yamlfile import dotted, printable
 
 #: the schemas this family of files has (only version 1 so far)
 _SCHEMA_FAMILY = re.compile(r"casegate\.history/[0-9]{1,4}")
@@ -68,8 +69,9 @@ def read_export(path: Path) -> tuple[list[HistoryRecord], Fingerprint]:
             records.append(record)
         elif first[1] != record:
             raise HistoryError(
-                f"{path}:{number}: case {record.case!r} of {record.key.describe()} is already "
-                f"on line {first[0]} with other values: keep one of the two lines"
+                f"{path}:{number}: case {_brief(record.case)} of "
+                f"{printable(record.key.describe())} is already on line {first[0]} with other "
+                "values: keep one of the two lines"
             )
     return records, Fingerprint.of(data)
 
@@ -90,13 +92,23 @@ def parse_line(raw: bytes, path: Path, number: int) -> HistoryRecord:
     if schema != SCHEMA:
         newer = isinstance(schema, str) and _SCHEMA_FAMILY.fullmatch(schema)
         fix = "upgrade casegate to read it" if newer else "is this a casegate history export?"
-        raise HistoryError(f"{where}: expected schema {SCHEMA!r}, found {schema!r}: {fix}")
+        raise HistoryError(f"{where}: expected schema {SCHEMA!r}, found {_brief(schema)}: {fix}")
     try:
         return HistoryRecord.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "the record"
+        # A key of the line's own (an unknown field) is printed escaped and cut short.
+        field = _brief_text(dotted(error["loc"])) or "the record"
         raise HistoryError(f"{where}: {field}: {error['msg']}") from None
+
+
+def _brief(value: object) -> str:
+    """`value` as Python writes it, cut short: one line of a message, whatever it holds."""
+    return _brief_text(repr(value))
+
+
+def _brief_text(text: str) -> str:
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def append(path: Path, records: list[HistoryRecord]) -> None:

@@ -4,6 +4,7 @@ from one built up run by run."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -111,7 +112,10 @@ def trend(store: Store, suite: str, last: int | None = None) -> list[RunPoint]:
         rows = rows[-last:] if last > 0 else []
     latencies = _latencies(store, suite)
     points = []
-    for commit, created, config_hash, system, mode, cases, passed, weight, won, cost in rows:
+    for row in rows:
+        if not _run_row(row):
+            raise StaleCache()
+        commit, created, config_hash, system, mode, cases, passed, weight, won, cost = row
         key = RunKey(suite, config_hash, commit, created)
         points.append(
             RunPoint(
@@ -130,6 +134,23 @@ def trend(store: Store, suite: str, last: int | None = None) -> list[RunPoint]:
     return points
 
 
+def _run_row(row: tuple[Any, ...]) -> bool:
+    """Whether a trend row holds what casegate wrote (SQLite keeps any type in any column,
+    and a cache file can be edited)."""
+    texts, mode, counts, sums = row[:4], row[4], row[5:7], row[7:]
+    return (
+        all(isinstance(value, str) for value in texts)
+        and (mode is None or isinstance(mode, str))
+        and all(type(value) is int for value in counts)
+        and all(_number(value) for value in sums[:2])
+        and (sums[2] is None or _number(sums[2]))
+    )
+
+
+def _number(value: object) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)  # type: ignore[arg-type]
+
+
 def _latencies(store: Store, suite: str) -> dict[RunKey, list[float]]:
     found: dict[RunKey, list[float]] = defaultdict(list)
     rows = store.connection.execute(
@@ -138,6 +159,8 @@ def _latencies(store: Store, suite: str) -> dict[RunKey, list[float]]:
         (suite,),
     )
     for config_hash, commit, created, latency in rows:
+        if not _number(latency):
+            raise StaleCache()
         found[RunKey(suite, config_hash, commit, created)].append(float(latency))
     return found
 

@@ -6,6 +6,7 @@ added twice are the same run.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Any, Literal, NamedTuple
 
@@ -18,6 +19,10 @@ SCHEMA = "casegate.history/1"
 Verdict = Literal["pass", "fail", "error"]
 #: what a run's commit is when neither --commit, GITHUB_SHA nor git can say
 UNKNOWN_COMMIT = "unknown"
+#: SQLite's largest integer: the cache cannot hold a larger one (an OverflowError)
+MAX_INTEGER = 2**63 - 1
+#: No cost, latency or weight is this large; it keeps a run's sums of them finite too
+MAX_AMOUNT = 1e15
 
 
 class HistoryError(CasegateError):
@@ -44,7 +49,7 @@ class HistoryRecord(BaseModel):
     schema_: Literal["casegate.history/1"] = Field(default="casegate.history/1", alias="schema")
     suite: str = Field(min_length=1, max_length=200)
     case: str = Field(min_length=1, max_length=500)
-    version: int = Field(ge=0)
+    version: int = Field(ge=0, le=MAX_INTEGER)
     system: str = Field(max_length=500)
     config_hash: str = Field(max_length=200)
     commit: str = Field(min_length=1, max_length=200)
@@ -52,21 +57,33 @@ class HistoryRecord(BaseModel):
     mode: str | None = Field(default=None, max_length=50)
     verdict: Verdict
     pass_rate: float = Field(ge=0, le=1)
-    weight: float = Field(default=1.0, ge=0)
-    input_tokens: int | None = Field(default=None, ge=0)
-    output_tokens: int | None = Field(default=None, ge=0)
-    cost_usd: float | None = Field(default=None, ge=0)
-    latency_ms: float | None = Field(default=None, ge=0)
+    weight: float = Field(default=1.0, ge=0, le=MAX_AMOUNT)
+    input_tokens: int | None = Field(default=None, ge=0, le=MAX_INTEGER)
+    output_tokens: int | None = Field(default=None, ge=0, le=MAX_INTEGER)
+    cost_usd: float | None = Field(default=None, ge=0, le=MAX_AMOUNT)
+    latency_ms: float | None = Field(default=None, ge=0, le=MAX_AMOUNT)
 
     @field_validator("pass_rate", "weight", "cost_usd", "latency_ms", mode="before")
     @classmethod
     def _finite(cls, value: Any) -> Any:
         # JSON has no NaN, but Python's json reads one; a chart cannot draw it.
         if isinstance(value, int) and not isinstance(value, bool):
-            return float(value)  # 1 and 1.0 are the same rate
+            try:
+                return float(value)  # 1 and 1.0 are the same rate
+            except OverflowError:  # past 1.8e308: no float holds it
+                raise ValueError("must be a finite number") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError("must be a finite number")
         return value
+
+    @field_validator("created_at")
+    @classmethod
+    def _date_time(cls, value: str) -> str:
+        # The trend orders runs by it and the report shows its day: a date and a time
+        # (a date alone is a date-time to `datetime.fromisoformat`, not to a person).
+        if _parses(dt.datetime.fromisoformat, value) and not _parses(dt.date.fromisoformat, value):
+            return value
+        raise ValueError("must be an ISO 8601 date and time, such as 2026-11-30T08:15:25+00:00")
 
     @property
     def key(self) -> RunKey:
@@ -74,6 +91,14 @@ class HistoryRecord(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+
+def _parses(parse: Any, value: str) -> bool:
+    try:
+        parse(value)
+    except ValueError:
+        return False
+    return True
 
 
 def whole_run_problem(results: RunResults) -> str | None:
@@ -124,12 +149,14 @@ def _records(results: RunResults, commit: str, mode: str | None) -> list[History
             created_at=results.created_at,
             mode=mode,
             verdict=case.status,
-            pass_rate=float(case.pass_rate),
-            weight=float(case.weight),
+            # Numbers as they are: the record's validators turn an integer into a float,
+            # and refuse one no float (or SQLite) can hold.
+            pass_rate=case.pass_rate,
+            weight=case.weight,
             input_tokens=case.input_tokens,
             output_tokens=case.output_tokens,
-            cost_usd=None if case.cost_usd is None else float(case.cost_usd),
-            latency_ms=None if case.latency_ms is None else float(case.latency_ms),
+            cost_usd=case.cost_usd,
+            latency_ms=case.latency_ms,
         )
         for case in results.cases
     ]

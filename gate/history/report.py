@@ -249,8 +249,11 @@ def notes_for(
     The history never decides anything: an export that cannot be read is reported in
     the section (the problem named), and the gate goes on without it.
     """
-    if export is None or not export.is_file():
-        return None
+    try:
+        if export is None or not export.is_file():
+            return None
+    except OSError as exc:  # a folder on the way that cannot be searched
+        return HistoryNotes(source=source, problem=f"{export}: {exc.strerror or exc}")
     regressed = sorted(
         comparison.regressions, key=lambda i: (not comparison.candidate_cases[i].critical, i)
     )
@@ -266,7 +269,7 @@ def notes_for(
                 for point in queries.trend(store, suite)
                 if (point.config_hash, point.created_at) != itself
             ]
-    except CasegateError as exc:
+    except CasegateError as exc:  # gate.history words every bad export as a HistoryError
         return HistoryNotes(source=source, problem=exc.problems[0])
     cases = comparison.candidate_cases
     return HistoryNotes(

@@ -20,8 +20,9 @@ from gate.history import export
 from gate.history.export import Fingerprint
 from gate.history.records import HistoryError, HistoryRecord, RunKey
 
-#: bump when the tables change: an older cache is then rebuilt, never migrated
-STORE_VERSION = "1"
+#: bump when the tables change, or what a record may hold: an older cache is then rebuilt
+#: from the export, never migrated (2: records refuse values SQLite or a chart cannot hold)
+STORE_VERSION = "2"
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
