@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.dev-installed
 
-.PHONY: demo test lint typecheck unit bench container-test clean
+.PHONY: demo test test-fast lint typecheck unit bench container-test clean
 
 $(RUNTIME): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -43,8 +43,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Every core: the tests make their own folders, ports and sandbox users.
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
+
+# The inner loop: lint, types and every test but the end-to-end attack suites.
+test-fast: lint typecheck
+	$(BIN)/pytest -n auto -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/replay_speed.py

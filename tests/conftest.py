@@ -152,3 +152,26 @@ def runner(open_tmp: Path) -> Iterator[Runner]:
     (open_tmp / "home").mkdir()
     with FakeGitHub(TOKEN) as api:
         yield Runner(open_tmp, open_tmp / "workspace", api, base)
+
+
+#: the modules that run the Action's entrypoint end to end, many times each
+SLOW_MODULES = frozenset(
+    {
+        "test_action_attacks",
+        "test_action_hardening",
+        "test_basetree_attacks",
+        "test_holdout_noleak",
+        "test_redteam_holdout_history",
+        "test_redteam_sandbox",
+        "test_sandbox_attacks",
+        "test_shard_attacks",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the end-to-end attack suites `slow`: `make test-fast` deselects them."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
