@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gate.cli import main
 from gate.compare import Comparison, compare
 from gate.config import GateConfig
-from gate.history import export, queries
+from gate.history import export, queries, report
 from gate.history.commands import add_run
 from gate.history.records import MAX_INTEGER, HistoryError, records_of
 from gate.history.report import notes_for
@@ -231,3 +231,19 @@ def test_the_export_reads_back_every_odd_but_valid_value(tmp_path: Path) -> None
     assert [record.case for record in records] == ["big", "naive", "spaced", "extremes", "text"]
     with Store.opened(path, None) as store:
         assert {point.cases for point in queries.trend(store, "s")} >= {1}
+
+
+def test_an_export_the_report_cannot_reach_is_a_note_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    comparison, candidate = pair()
+    monkeypatch.setattr(Path, "is_file", refuse)
+    notes = notes_for(comparison, candidate, tmp_path / "h.jsonl", "h", candidate_label="c")
+    assert notes is not None and notes.problem == f"{tmp_path / 'h.jsonl'}: Permission denied"
+    monkeypatch.undo()
+    monkeypatch.setattr(report, "trusted_export", refuse)
+    notes = report.trusted_notes(comparison, candidate, None, None)  # type: ignore[arg-type]
+    assert notes is not None and notes.problem == "the history export: Permission denied"

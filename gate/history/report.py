@@ -296,5 +296,7 @@ def trusted_notes(
         export, source = trusted_export(loaded, ruling)
     except CasegateError as exc:  # e.g. the base's export is a link out of its tree
         return HistoryNotes(source="", problem=exc.problems[0])
+    except OSError as exc:  # a folder on the way that cannot be searched
+        return HistoryNotes(source="", problem=f"the history export: {exc.strerror or exc}")
     label = "this change" if ruling is not None else "candidate"
     return notes_for(comparison, candidate, export, source, candidate_label=label)
