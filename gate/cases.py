@@ -119,7 +119,11 @@ def resolve_case_paths(patterns: Sequence[str], root: Path) -> tuple[list[Path],
 def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
     """(line, raw record) pairs from one file; raises CaseFileError on syntax."""
     if path.suffix == ".jsonl":
-        for number, raw_line in enumerate(text.splitlines(), start=1):
+        # Lines end at \n, \r\n or \r only: `splitlines` would also break a JSON string
+        # at a raw U+2028, U+2029 or U+0085, which JSON allows unescaped.
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        for number, raw_line in enumerate(text.split("\n"), start=1):
             if not raw_line.strip():
                 continue
             try:

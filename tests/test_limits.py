@@ -170,3 +170,14 @@ def test_a_case_file_keeps_its_lines_whatever_its_line_ends(tmp_path: Path) -> N
         "crlf.yaml:6:",
         "crlf.jsonl:3:",
     ]
+
+
+def test_a_jsonl_case_keeps_a_raw_line_separator_inside_its_strings(tmp_path: Path) -> None:
+    # JSON allows U+2028, U+2029 and U+0085 unescaped in a string: they end no line.
+    text = '{"id": "a", "input": {"q": "x\u2028y\u2029z\x85"}, "expect": {"json": true}}\n'
+    (tmp_path / "odd.jsonl").write_text(text + text.replace('"a"', '"b"'), encoding="utf-8")
+    cases = load_cases([tmp_path / "odd.jsonl"], display_root=tmp_path)
+    assert [(case.id, case.input["q"], case.line) for case in cases] == [
+        ("a", "x\u2028y\u2029z\x85", 1),
+        ("b", "x\u2028y\u2029z\x85", 2),
+    ]
