@@ -32,6 +32,8 @@ from gate.checks.graded import pairwise_rubric
 from gate.config import GateConfig, LoadedConfig, load_config
 from gate.defaults import expect_difference
 from gate.errors import CasegateError, ConfigError
+from gate.history.integrity import rewritten_lines
+from gate.history.integrity import summary as history_summary
 from gate.holdout.rulerdiff import differences as holdout_differences
 from gate.judge import JudgePin
 from gate.results import EPSILON, RunResults, summarise
@@ -691,8 +693,41 @@ def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
         + _check_source_changes(base, head)
         + _case_changes(base, head)
         + _holdout_changes(base, head)
+        + _history_changes(base, head)
     )
     return sorted(changes, key=lambda change: not change.loosens)
+
+
+def _history_changes(base: Side, head: Side) -> list[RulerChange]:
+    """The history export is append-only: a pull request that changes or removes a line
+    the base holds rewrites what every later report says ("last failed …", "never")."""
+    relative = base.loaded.config.history or f"history/{base.loaded.config.suite}.jsonl"
+    shown = os.path.relpath(base.loaded.root / relative, base.repo_root)
+    rewrites = rewritten_lines(
+        _plain_bytes(base.loaded.root / relative),
+        _plain_bytes(head.loaded.root / relative),
+        shown,
+    )
+    if not rewrites:
+        return []
+    return [
+        RulerChange(
+            "history export",
+            history_summary(rewrites) + " (the base's copy is what reports read)",
+            f"{shown}:{rewrites[0].line}",
+            True,
+        )
+    ]
+
+
+def _plain_bytes(path: Path) -> bytes:
+    """A file's bytes when it is a real file inside its tree, else none."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return b""
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def _holdout_changes(base: Side, head: Side) -> list[RulerChange]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.actions import Runner, git, open_pull_request
+from tests.fakes.actions import REPO, Runner, git, open_pull_request
 from tests.test_action_attacks import replace
 
 CASE = "injection-ignore-instructions"
@@ -166,3 +166,62 @@ def test_lower_prices_cannot_pass_a_cost_budget(runner: Runner) -> None:
     assert finished.returncode == 1, finished.stdout
     assert "pricing: standin-large 3/15 → 0.01/0.01 per million" in finished.stdout
     assert runner.outputs()["critical-regressions"] == "1"
+
+
+def with_history(runner: Runner) -> Path:
+    """The base commits the suite's history export, as the baseline refresh does."""
+    export = runner.workspace / "history" / "support.jsonl"
+    export.parent.mkdir()
+    export.write_bytes((REPO / "history" / "support.jsonl").read_bytes())
+    git("add", "-A", cwd=runner.workspace)
+    git("commit", "-qm", "the history export", cwd=runner.workspace)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=runner.workspace)
+    return export
+
+
+def test_rewriting_a_past_history_line_is_a_ruler_change(runner: Runner) -> None:
+    """A pull request that turns a past failure into a pass makes a later report say a
+    case "never" failed: anything but appending is listed and blocks."""
+    with_history(runner)
+
+    def rewrite(root: Path) -> None:
+        export = root / "history" / "support.jsonl"
+        lines = export.read_text().splitlines(keepends=True)
+        failed = next(i for i, line in enumerate(lines) if '"verdict":"fail"' in line)
+        lines[failed] = lines[failed].replace('"verdict":"fail"', '"verdict":"pass"')
+        export.write_text("".join(lines))
+
+    open_pull_request(runner.workspace, rewrite)
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 1, finished.stdout
+    assert "history export: history/support.jsonl" in finished.stdout
+    assert "rewritten" in finished.stdout
+
+
+def test_appending_to_the_history_is_no_ruler_change(runner: Runner) -> None:
+    with_history(runner)
+
+    def append(root: Path) -> None:
+        export = root / "history" / "support.jsonl"
+        first = export.read_text().splitlines()[0]
+        export.write_text(export.read_text() + first.replace("bbc6b75", "ccc1234") + "\n")
+
+    open_pull_request(runner.workspace, append)
+    finished = runner.run(config="casegate.yml")
+    assert finished.returncode == 0, finished.stdout
+    assert "history export" not in finished.stdout
+
+
+def test_a_merged_history_line_out_of_range_never_crashes_a_check(runner: Runner) -> None:
+    """Once a line with an integer past 2^63 is on the base, every later check reads it:
+    the report says the history could not be read, and the verdict stands."""
+    export = with_history(runner)
+    line = export.read_text().splitlines()[0].replace('"version":1', f'"version":{2**63}')
+    export.write_text(export.read_text() + line + "\n")
+    git("commit", "-qam", "a bad line merged", cwd=runner.workspace)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=runner.workspace)
+    open_pull_request(runner.workspace, lambda root: None)
+    finished = runner.run(config="casegate.yml")
+    assert "Traceback" not in finished.stdout + finished.stderr
+    assert finished.returncode == 0, finished.stdout
+    assert "could not be read" in runner.summary()
