@@ -26,6 +26,7 @@ from pathlib import Path
 from gate.config import Mode
 from gate.errors import CasegateError, ResultsError
 from gate.files import write_bytes
+from gate.limits import MAX_RESULTS_BYTES
 from gate.results import RunResults, ensure_replaceable, read_results
 from gate.sandbox import (
     Folder,
@@ -40,9 +41,6 @@ from gate.sandbox import (
     request_of,
 )
 from gate.select import Selection
-
-#: the largest results file the gate reads back from a run (a 100,000-case run is ~100 MB)
-MAX_RESULTS_BYTES = 1 << 30
 
 #: variables the child never sees: the pull request's code must not reach them
 WITHHELD = (
