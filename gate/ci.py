@@ -30,7 +30,7 @@ from gate.ruler import Ruling, restate
 from gate.rules import Verdict, decide
 from gate.sandbox import SandboxMode, SandboxPlan
 from gate.sandbox import plan as plan_sandbox
-from gate.secrets import hide_from_proc
+from gate.secrets import hide_from_proc, key_variables
 from gate.select import Selection, describe_stored, require_same_selection
 from gate.staleness import baseline_warnings, overridden_keys
 from gate.supervise import run_supervised
@@ -145,7 +145,7 @@ def check(
             capture=capture,
             selection=selection,
             reap=reap,
-            withhold=holdout.key_variables(loaded, ruling),
+            withhold=withheld(loaded, ruling, mode),
             sandbox=plan,
         )
         candidate, output = child.results, child.output
@@ -202,8 +202,14 @@ def check(
     # The base commit's history under a ruling: the pull request's copy is its own claim.
     comparison.history = trusted_notes(comparison, candidate, loaded, ruling)
     notes = list(notes)
-    if mode == "live":
+    if mode == "live" and ruling is None:
         notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)
+    elif mode == "live":
+        # Confirmation reruns run the system in this process: never a pull request's code.
+        notes.append(
+            "confirmation reruns are not made under a ruling: they would run the pull "
+            "request's code outside the sandbox"
+        )
     # The judge's calibration is read where the ruler is: the base's, in a pull request.
     calibration_root = ruling.base.loaded.root if ruling and ruling.base else loaded.root
     verdict = with_judge_lines(decide(comparison, rule), candidate, calibration_root)
@@ -215,6 +221,23 @@ def check(
     return CheckOutcome(
         candidate, out, comparison, verdict, report_path, markdown, output=output, sandbox=said
     )
+
+
+def withheld(loaded: LoadedConfig, ruling: Ruling | None, mode: Mode) -> list[str]:
+    """What the supervised run never sees: the held-out slice's key, and in replay (which
+    calls no provider) every provider key the config may name."""
+    keys = holdout.key_variables(loaded, ruling)
+    if mode == "replay":
+        keys += sorted(key_variables(loaded.as_dict()))
+    return keys
+
+
+def ruled_mode(loaded: LoadedConfig, ruling: Ruling | None) -> Mode:
+    """The mode a check runs in when none is given: the base commit's under a ruling (a
+    pull request that switches to `live` would run its code with the network and keys)."""
+    if ruling is not None and ruling.base_config is not None:
+        return ruling.base_config.config.mode
+    return loaded.config.mode
 
 
 def judging_tree(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path, Path]:

@@ -305,7 +305,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             loaded,
             cases,
             baseline_path=ci.baseline_for(loaded, args.baseline),
-            mode=args.mode or loaded.config.mode,
+            mode=args.mode or ci.ruled_mode(loaded, ruling),
             out=args.out or _default_out(loaded.config.suite),
             report_path=args.report,
             show_progress=not args.quiet,

@@ -83,7 +83,7 @@ def judge_custom(
     Raises CasegateError when the judging process did not finish: nothing is gated.
     """
     by_id = {case.id: case for case in cases}
-    items = []
+    items: list[dict[str, Any]] = []
     for result in candidate.cases:
         case = by_id.get(result.id)
         if case is None or "check" not in case.expect:
@@ -93,6 +93,29 @@ def judge_custom(
             items.append({"case": _shown_case(case, ruler_cases), "samples": samples})
     if not items:
         return None
+    # The base's cases first, in the base's order, in a process of their own: a case the
+    # pull request adds can call a base check with arguments of its choosing, and must not
+    # leave state behind that another case's verdict then depends on.
+    order = {case_id: index for index, case_id in enumerate(ruler_cases or {})}
+    known = sorted(
+        (item for item in items if item["case"]["id"] in order),
+        key=lambda item: order[item["case"]["id"]],
+    )
+    new = [item for item in items if item["case"]["id"] not in order]
+    answers = [
+        _judge_group(group, imports, tree, sandbox, environ) for group in (known, new) if group
+    ]
+    return _merged([_parsed(found, tree, imports) for found in answers])
+
+
+def _judge_group(
+    items: list[dict[str, Any]],
+    imports: Path,
+    tree: Path,
+    sandbox: SandboxPlan | None,
+    environ: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """One judging process over `items`; its answer, read as untrusted data."""
     if sandbox is not None and sandbox.identity is not None:
         # A user of its own, not the run's: nothing the run left could pass for it.
         sandbox = dataclasses.replace(sandbox, identity=identity())
@@ -136,8 +159,24 @@ def judge_custom(
             finally:
                 if who is not None:
                     end_every_process(who)
-        found = _answer(answer, nonce, finished)
-    return _parsed(found, tree, imports)
+        return _answer(answer, nonce, finished)
+
+
+def _merged(parts: list[CustomVerdicts]) -> CustomVerdicts:
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    verdicts = {key: value for part in parts for key, value in part.verdicts.items()}
+    footprint = Footprint(
+        tree=first.footprint.tree,
+        suite=first.footprint.suite,
+        modules={k: v for part in parts for k, v in part.footprint.modules.items()},
+        opened=tuple(sorted({p for part in parts for p in part.footprint.opened})),
+        listed=tuple(sorted({p for part in parts for p in part.footprint.listed})),
+        programs=any(part.footprint.programs for part in parts),
+        outside=tuple(sorted({p for part in parts for p in part.footprint.outside})),
+    )
+    return CustomVerdicts(verdicts, footprint)
 
 
 #: what the judging process keeps of the gate's environment: a check judges the outputs

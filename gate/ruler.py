@@ -300,10 +300,9 @@ COMPARED_KEYS = frozenset(
 )
 #: keys that decide no verdict, each for a reason: how many calls run at once; where the
 #: outputs come from (the pull request's own claim either way); warnings only; the drift
-#: job; the history, which is read from the base commit under a ruling
-NO_VERDICT_KEYS = frozenset(
-    {"concurrency", "mode", "recordings", "baseline_max_age_days", "drift", "history"}
-)
+#: job. `mode` is not one (live gives the pull request's code the network), nor `history`
+#: (whose file, once merged, every later report trusts): changing them loosens.
+NO_VERDICT_KEYS = frozenset({"concurrency", "recordings", "baseline_max_age_days", "drift"})
 
 
 def _unknown_changes(base: Side, head: Side) -> list[RulerChange]:
@@ -702,10 +701,12 @@ def _history_changes(base: Side, head: Side) -> list[RulerChange]:
     """The history export is append-only: a pull request that changes or removes a line
     the base holds rewrites what every later report says ("last failed …", "never")."""
     relative = base.loaded.config.history or f"history/{base.loaded.config.suite}.jsonl"
-    shown = os.path.relpath(base.loaded.root / relative, base.repo_root)
+    moved = head.loaded.config.history or f"history/{head.loaded.config.suite}.jsonl"
+    shown = os.path.relpath(head.loaded.root / moved, head.repo_root)
+    # A moved export must still hold every line the base's holds.
     rewrites = rewritten_lines(
         _plain_bytes(base.loaded.root / relative),
-        _plain_bytes(head.loaded.root / relative),
+        _plain_bytes(head.loaded.root / moved),
         shown,
     )
     if not rewrites:

@@ -485,6 +485,8 @@ def run_check(
     baseline_path = ci.baseline_for(loaded, Path(inputs.baseline) if inputs.baseline else None)
     pull = event.get("pull_request") if event_name == "pull_request" else None
     ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
+    if ruling is not None and inputs.mode is None:
+        mode = ci.ruled_mode(loaded, ruling)  # how outputs are made is not the PR's to say
     marker = marker_for(suite)
     shard = Shard.parse(inputs.shard) if inputs.shard else None
     cases = select(cases, Selection(shard=shard))
