@@ -77,15 +77,25 @@ def atomic_writer(
         except OSError as exc:
             raise cannot_write(path, exc) from None
         return
-    folder = scratch or path.parent
+    with _replacing(path, scratch or path.parent, binary=False) as stream:
+        yield _Redacting(stream) if mask else stream
+
+
+@contextlib.contextmanager
+def _replacing(path: Path, folder: Path, *, binary: bool) -> Iterator[Any]:
+    """A new temporary file in `folder` that replaces `path` when the block ends well."""
     temporary: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         folder.mkdir(parents=True, exist_ok=True)
         temporary, handle = _create_temporary(folder, path.name)
         # A lone surrogate (a JSON "\ud800" escape) is written as that same escape.
-        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
-            yield _Redacting(stream) if mask else stream
+        with (
+            os.fdopen(handle, "wb")
+            if binary
+            else os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace")
+        ) as stream:
+            yield stream
         os.replace(temporary, path)
         temporary = None
     except OSError as exc:
@@ -159,20 +169,8 @@ def write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` as it is (no masking: it is a file casegate wrote before),
     atomically and never through a link."""
     refuse_links(path)
-    folder = path.parent
-    temporary: Path | None = None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary, handle = _create_temporary(folder, path.name)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-        temporary = None
-    except OSError as exc:
-        raise cannot_write(path, exc) from None
-    finally:
-        if temporary is not None:
-            temporary.unlink(missing_ok=True)
+    with _replacing(path, path.parent, binary=True) as stream:
+        stream.write(data)
 
 
 def _create_temporary(folder: Path, name: str) -> tuple[Path, int]:
