@@ -36,7 +36,7 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
     options.selection_options(parser)
 
 
-def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
+def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
     from gate import pairwise
     from gate.run import execute
 
@@ -50,6 +50,7 @@ def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
         only_missing=getattr(args, "only_missing", False),
         show_progress=not args.quiet,
         selection=selection.to_dict(),
+        estimate=estimate,
     )
     results.shard = selection.shard.to_dict() if selection.shard else None
     if mode == "record" and record_pairs:
@@ -358,7 +359,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from gate.results import write_results
     from gate.terminal import run_summary
 
-    results = _execute(args, record_pairs=False)  # a baseline is not compared with itself
+    # A baseline is not compared with itself, and is estimated (gate.noise.adaptive).
+    results = _execute(args, record_pairs=False, estimate=True)
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     refuse_errored_baseline(results, args.allow_errors)

@@ -126,6 +126,8 @@ class Comparison:
     holdout: HoldoutComparison | None = None
     #: what the trusted results history says (gate.history.report; set by the caller)
     history: HistoryNotes | None = None
+    #: the candidate's `samples: auto` looks (None: fixed samples)
+    candidate_looks: list[int] | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -264,6 +266,7 @@ def compare(
         usage=_usage(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,
+        candidate_looks=analysis.design_of(candidate.config),
     )
     comparable = []
     for case_id in shared_ids:
@@ -287,7 +290,9 @@ def compare(
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
     pairs = [(before[i], after[i]) for i in judged]
     if analysis.noisy(pairs):
-        noise = analysis.analyse(pairs, rule or GateConfig())
+        noise = analysis.analyse(
+            pairs, rule or GateConfig(), comparison.candidate_looks, clusters_of(pairs)
+        )
         flagged = set(noise.regressions) | set(noise.fixes)
         others = [i for i in comparable if after[i].status != "error" and i not in flagged]
         comparison.noise = noise
@@ -302,6 +307,11 @@ def compare(
     # Aggregates only: the caller that holds the slice's key compares it case by case.
     comparison.holdout = compare_runs(baseline, candidate, None)
     return comparison
+
+
+def clusters_of(pairs: list[tuple[CaseResult, CaseResult]]) -> dict[str, str]:
+    """Case id → its cluster, as the candidate run recorded it (gate.noise.clusters)."""
+    return {new.id: new.cluster for _, new in pairs if new.cluster}
 
 
 def rate_dropped(baseline: float, candidate: float, tolerance: float) -> bool:

@@ -66,9 +66,11 @@ class GateConfig(_Strict):
     block_on_errors: bool = True
     max_cost_increase: float | None = Field(default=None, ge=0)
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
-    # With repeated samples (either run has a case with samples > 1):
+    # With repeated samples (either run has a case with samples > 1): the chance that an
+    # unchanged system is blocked, shared among the rules that test (gate.noise.level).
     alpha: float = Field(default=0.02, gt=0, lt=1)
-    alpha_critical: float = Field(default=0.05, gt=0, lt=1)
+    #: set: the critical cases are tested at this level of their own, beside `alpha`
+    alpha_critical: float | None = Field(default=None, gt=0, lt=1)
     non_inferiority_margin: float = Field(default=0.03, ge=0, le=1)
     on_inconclusive: Literal["ship", "block"] = "ship"
     confirm_samples: int = Field(default=20, ge=2, le=1000)

@@ -1,9 +1,14 @@
-"""Confirmation reruns: a live check re-tests every flagged regression on fresh samples.
+"""Confirmation reruns: a live check re-tests what would block on fresh samples.
 
-The samples that flagged a case were chosen for looking bad, so testing them
+The samples that flagged a drop were chosen for looking bad, so testing them
 again would prove nothing. Each flagged case is run again at `confirm_samples`
 on the candidate — and on the baseline system too, when its recorded config can
 still be run — and only a drop that is significant on the fresh samples blocks.
+A suite-level drop is confirmed the same way, on fresh samples of every shared
+case. A block then needs both the first test and the fresh one, so confirmation
+can only lower the chance of blocking an unchanged system. When the baseline
+cannot be run again the confirmation is one-sided (fresh candidate samples
+against the baseline samples that raised the flag), and the report says so.
 """
 
 from __future__ import annotations
@@ -14,9 +19,26 @@ from gate.cases import Case
 from gate.compare import Comparison
 from gate.config import Config, GateConfig, LoadedConfig
 from gate.errors import CasegateError
-from gate.noise.analysis import Confirmation, case_test, significant
-from gate.results import CaseResult, RunResults
+from gate.noise import level
+from gate.noise.analysis import Confirmation, case_test, significant, suite_test
+from gate.results import EPSILON, CaseResult, RunResults
 from gate.run import execute
+
+
+def confirmed_cases(fresh: Sequence[tuple[CaseResult, CaseResult]], rule: GateConfig) -> set[str]:
+    """The flagged cases whose drop is significant again on fresh (baseline, candidate)."""
+    return set(significant([case_test(old, new) for old, new in fresh], rule, lower=True))
+
+
+def suite_confirmed(
+    fresh: Sequence[tuple[CaseResult, CaseResult]],
+    rule: GateConfig,
+    clusters: dict[str, str] | None,
+) -> bool:
+    """A suite-level drop, significant again on fresh samples of every shared case."""
+    shares = level.shares(rule, has_critical=any(new.critical for _, new in fresh))
+    test = suite_test(fresh, shares.suite, None, clusters)
+    return test.p <= test.alpha and -test.mean > rule.tolerance + EPSILON
 
 
 def baseline_config(baseline: RunResults, loaded: LoadedConfig) -> LoadedConfig:
