@@ -217,16 +217,17 @@ def sign_flip_by_cluster(
     differences: Mapping[str, Fraction], clusters: Mapping[str, str] | None, alpha: float
 ) -> SuiteTest:
     """The paired sign-flip test with each cluster's differences flipped together."""
+    mean = float(sum(differences.values(), Fraction(0))) / len(differences) if differences else 0
+    if not clusters:
+        values = list(differences.values())
+        return SuiteTest(sign_flip_lower(values), alpha, 1.0, len(values), mean)
     groups: dict[str, Fraction] = {}
-    squares = Fraction(0)
     for case_id, difference in differences.items():
-        key = (clusters or {}).get(case_id) or f"\0{case_id}"
+        key = clusters.get(case_id) or f"\0{case_id}"
         groups[key] = groups.get(key, Fraction(0)) + difference
-        squares += difference * difference
-    clustered = sum(total * total for total in groups.values())
-    effect = float(clustered / squares) if squares else 1.0
-    total = sum(differences.values(), Fraction(0))
-    mean = float(total / len(differences)) if differences else 0.0
+    squares = sum(float(d) ** 2 for d in differences.values())
+    clustered = sum(float(total) ** 2 for total in groups.values())
+    effect = clustered / squares if squares else 1.0
     return SuiteTest(sign_flip_lower(list(groups.values())), alpha, effect, len(groups), mean)
 
 
