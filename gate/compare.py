@@ -19,6 +19,7 @@ from gate.holdout.verdicts import compare_runs
 from gate.judge import JudgePin
 from gate.noise import analysis
 from gate.noise.analysis import NoiseAnalysis
+from gate.noise.clusters import clusters_of
 from gate.pairwise import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.ruler import RulerReview
@@ -290,9 +291,8 @@ def compare(
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
     pairs = [(before[i], after[i]) for i in judged]
     if analysis.noisy(pairs):
-        noise = analysis.analyse(
-            pairs, rule or GateConfig(), comparison.candidate_looks, clusters_of(pairs)
-        )
+        clustered = clusters_of([new for _, new in pairs], candidate.config)
+        noise = analysis.analyse(pairs, rule or GateConfig(), comparison.candidate_looks, clustered)
         flagged = set(noise.regressions) | set(noise.fixes)
         others = [i for i in comparable if after[i].status != "error" and i not in flagged]
         comparison.noise = noise
@@ -307,11 +307,6 @@ def compare(
     # Aggregates only: the caller that holds the slice's key compares it case by case.
     comparison.holdout = compare_runs(baseline, candidate, None)
     return comparison
-
-
-def clusters_of(pairs: list[tuple[CaseResult, CaseResult]]) -> dict[str, str]:
-    """Case id → its cluster, as the candidate run recorded it (gate.noise.clusters)."""
-    return {new.id: new.cluster for _, new in pairs if new.cluster}
 
 
 def rate_dropped(baseline: float, candidate: float, tolerance: float) -> bool:

@@ -27,6 +27,7 @@ from gate import systems
 from gate.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.errors import ConfigError, located
 from gate.judge import JudgePin, judge_system, prompt_version_problem
+from gate.noise.clusters import ClustersConfig
 from gate.services.pins import EmbeddingsPin, ModerationPin
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
 
@@ -169,6 +170,8 @@ class Config(_Strict):
     system: SystemConfig
     samples: int | Literal["auto"] = Field(default=1)
     adaptive: AdaptiveConfig = Field(default_factory=AdaptiveConfig)
+    #: derive every case's cluster (gate.noise.clusters); None: only declared ones
+    clusters: ClustersConfig | None = None
     min_pass_rate: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     concurrency: int = Field(default=8, ge=1, le=256)
     mode: Mode = "replay"
@@ -192,7 +195,7 @@ class Config(_Strict):
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _without_unset(self, handler(self), ("history",))
+        return _without_unset(self, handler(self), ("history", "clusters"))
 
     @field_validator("cases", mode="before")
     @classmethod

@@ -368,6 +368,7 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
     source = case.source
     return CaseResult(
         id=case.id,
+        cluster=case.cluster,
         version=case.version,
         critical=case.is_critical,
         tags=case.tags,

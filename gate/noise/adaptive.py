@@ -32,6 +32,7 @@ from statistics import NormalDist
 from gate.config import AdaptiveConfig, GateConfig
 from gate.noise import level
 from gate.noise.analysis import matched_difference, sequential_p, sign_flip_by_cluster, verdicts
+from gate.noise.clusters import clusters_of
 from gate.noise.stats import fisher_lower, wilson
 from gate.results import RunResults
 
@@ -57,6 +58,7 @@ class Reference:
 def references(baseline: RunResults | None) -> dict[str, Reference]:
     if baseline is None:
         return {}
+    clustered = clusters_of(baseline.cases, baseline.config)
     found = {}
     for case in baseline.cases:
         if case.status == "error":
@@ -67,7 +69,7 @@ def references(baseline: RunResults | None) -> dict[str, Reference]:
             case.samples,
             case.critical,
             tuple(outcomes) if outcomes is not None else None,
-            case.cluster,
+            clustered.get(case.id),
         )
     return found
 
