@@ -806,6 +806,15 @@ def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, An
     change = analysis.change
     return {
         "suite_p_value": analysis.suite_p,
+        "suite_alpha": analysis.suite_alpha,
+        "alpha_shares": {
+            "critical": analysis.shares.critical,
+            "suite": analysis.shares.suite,
+            "pairwise": analysis.shares.pairwise,
+        },
+        "clusters": analysis.clusters,
+        "design_effect": analysis.design_effect,
+        "suite_confirmed": analysis.suite_confirmed,
         "mean_change": change.mean,
         "mean_change_ci": [change.low, change.high],
         "shared_cases": change.cases,
