@@ -222,7 +222,7 @@ def _dropped(case_id: str, to: float) -> list[float]:
     return rates
 
 
-AUTO = AdaptiveConfig()
+AUTO20 = AdaptiveConfig(max=20)
 AUTO40 = AdaptiveConfig(max=40)
 AA = "≤ 2% (CI ≤ 2.5%)"
 POWER = "≥ 90%"
@@ -314,12 +314,12 @@ SCENARIOS = [
         cand="auto",
     ),
     Scenario(
-        "power: critical 0.95→0.5, auto (max 40) vs baseline refreshed with auto",
+        "power: critical 0.95→0.5, auto (max 20) vs baseline refreshed with auto",
         POWER,
         _dropped("c08", 0.5),
         base="estimated",
         cand="auto",
-        adaptive=AUTO40,
+        adaptive=AUTO20,
     ),
     Scenario("power: critical 0.95→0.8, fixed n=20", "—", _dropped("c08", 0.8)),
     Scenario(

@@ -34,7 +34,7 @@ def test_an_explicit_alpha_critical_is_its_own_level() -> None:
 
 def test_looks_and_their_spend() -> None:
     looks = level.looks(AdaptiveConfig())
-    assert looks == [4, 8, 12, 16, 20]
+    assert looks == [4, 8, 12, 16, 20, 24]
     assert level.looks(AdaptiveConfig(start=4, step=8, max=16)) == [4, 12, 16]
     spends = [level.look_weight(i, len(looks)) for i in range(len(looks))]
     assert sum(spends) == pytest.approx(1.0)

@@ -40,7 +40,7 @@ PESSIMISTIC_Z = NormalDist().inv_cdf(0.80)
 #: a suite-level p-value between the look's spend and this keeps every case sampling
 SUITE_OPEN_P = 0.2
 #: a baseline under `samples: auto` samples every case this many times `adaptive.max`
-BASELINE_FACTOR = 2
+BASELINE_FACTOR = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ def baseline_samples(adaptive: AdaptiveConfig) -> int:
     A baseline is an estimate that every pull request is compared with; stopping its
     cases early because they look good against the previous baseline would bias it
     upward. It is written once per merge and read by every check, so its precision is
-    where extra samples pay most: twice the candidate's cap.
+    where extra samples pay most: three times the candidate's cap.
     """
     return min(BASELINE_FACTOR * adaptive.max, 1000)
 
