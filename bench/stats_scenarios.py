@@ -298,7 +298,7 @@ SCENARIOS = [
         frozenset(CRITICAL[5]),
     ),
     Scenario(
-        "power: critical 0.95→0.5, fixed n=20 vs baseline refreshed with auto (40)",
+        "power: critical 0.95→0.5, fixed n=20 vs baseline refreshed with auto (72)",
         POWER,
         _dropped("c08", 0.5),
         base="estimated",
