@@ -74,7 +74,8 @@ def row(root: Path, name: str, candidate: list[float], repeats: int) -> None:
     os.chdir(root)
     try:
         for _ in range(repeats):
-            with contextlib.redirect_stdout(io.StringIO()):
+            quiet = contextlib.redirect_stderr(io.StringIO())
+            with contextlib.redirect_stdout(io.StringIO()), quiet:
                 casegate(["baseline", "-c", "base.yml", "--mode", "live", "--quiet"])
                 casegate(
                     [
