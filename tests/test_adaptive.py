@@ -124,3 +124,14 @@ def test_repeated_samples_give_rates_intervals_and_flaky_cases(
     assert "15 samples; 2 flaky case(s): lenient, strict" in capsys.readouterr().out
     summary = json.loads(Path("out.json").read_text())["summary"]
     assert summary["flaky"] == 2
+
+
+def test_replay_of_a_truncated_case_says_the_rule_wanted_more() -> None:
+    from gate.noise.adaptive import replayed_rounds
+
+    refs = {"crit": SOLID}
+    # One verdict where the rule draws at least `start`: the replay must end, and say so.
+    drawn = replayed_rounds({"crit": [True]}, refs, ADAPTIVE, GateConfig())
+    assert drawn["crit"] > 1
+    full = replayed_rounds({"crit": [True] * 20}, refs, ADAPTIVE, GateConfig())
+    assert full["crit"] == 4  # 4/4 against 20/20: settled at the first look

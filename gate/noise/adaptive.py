@@ -234,6 +234,8 @@ def replayed_rounds(
     while wanted:
         for case_id, extra in wanted.items():
             taken[case_id] += extra
+        if any(taken[case_id] > len(outcomes[case_id]) for case_id in wanted):
+            break  # a case ran out of verdicts: the rule wanted more than the run has
         seen = {case_id: verdicts[: taken[case_id]] for case_id, verdicts in outcomes.items()}
         wanted = plan_round(seen, refs, adaptive, rule)
     return taken
