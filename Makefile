@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.dev-installed
 
-.PHONY: demo test test-fast lint typecheck unit bench container-test clean
+.PHONY: demo test test-fast lint typecheck unit bench bench-stats container-test clean
 
 $(RUNTIME): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -71,3 +71,8 @@ container-test: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .casegate .pytest_cache .mypy_cache .ruff_cache
+
+# The noise-aware gate's level and power (bench/stats_simulation.py): every row through
+# casegate's own decisions, 3,000 comparisons each, with Clopper-Pearson intervals.
+bench-stats: $(STAMP)
+	$(BIN)/python bench/stats_simulation.py 3000

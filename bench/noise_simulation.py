@@ -1,5 +1,8 @@
 """How the noise-aware gate behaves on simulated suites with known pass probabilities.
 
+(The earlier, smaller simulation; bench/stats_simulation.py, `make bench-stats`, is the
+one that measures the gate's stated level and power.)
+
     .venv/bin/python bench/noise_simulation.py            # 1,000 comparisons per scenario
     .venv/bin/python bench/noise_simulation.py 200        # quicker
     .venv/bin/python bench/noise_simulation.py --end-to-end 100   # through `execute`
@@ -30,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gate.compare import compare
 from gate.config import AdaptiveConfig, GateConfig
-from gate.noise.adaptive import plan_round, references
-from gate.results import CaseResult, RunResults, summarise
+from gate.noise.adaptive import references, replayed_rounds
+from gate.results import CaseResult, RunResults, SampleResult, summarise
 from gate.rules import decide
 
 CASES = 30
@@ -56,14 +59,17 @@ def case_result(case_id: str, draws: list[bool]) -> CaseResult:
         passes=passes,
         pass_rate=passes / len(draws),
         flaky=0 < passes < len(draws),
+        outputs=[
+            SampleResult(sample=i, status="pass" if v else "fail") for i, v in enumerate(draws)
+        ],
     )
 
 
-def run_of(cases: list[CaseResult]) -> RunResults:
+def run_of(cases: list[CaseResult], samples: int | str = SAMPLES) -> RunResults:
     return RunResults(
         suite="sim",
         system="sim",
-        config={"samples": SAMPLES},
+        config={"samples": samples},
         config_hash="-",
         created_at="-",
         casegate_version="bench",
@@ -89,15 +95,8 @@ def naive_blocks(baseline: RunResults, candidate: RunResults) -> bool:
 
 def adaptive_candidate(baseline: RunResults, sequence: dict[str, list[bool]]) -> RunResults:
     """Sample each case only as far as gate.adaptive asks, reading the same draws."""
-    refs = references(baseline)
-    taken = dict.fromkeys(sequence, 0)
-    wanted = dict.fromkeys(sequence, ADAPTIVE.start)
-    while wanted:
-        for case_id, extra in wanted.items():
-            taken[case_id] += extra
-        counts = {i: (sum(sequence[i][:n]), n) for i, n in taken.items()}
-        wanted = plan_round(counts, refs, ADAPTIVE, RULE)
-    return run_of([case_result(i, sequence[i][:n]) for i, n in taken.items()])
+    taken = replayed_rounds(sequence, references(baseline), ADAPTIVE, RULE)
+    return run_of([case_result(i, sequence[i][:n]) for i, n in taken.items()], "auto")
 
 
 def scenario(

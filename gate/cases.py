@@ -49,6 +49,8 @@ class Case(BaseModel):
     weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
     min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: near-duplicates share a cluster; the suite test flips them together (gate.noise.clusters)
+    cluster: str | None = Field(default=None, min_length=1, max_length=200)
 
     # Where the case came from, for annotations and messages; not part of the data.
     _source: str = PrivateAttr(default="")

@@ -36,7 +36,7 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
     options.selection_options(parser)
 
 
-def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
+def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
     from gate import pairwise
     from gate.run import execute
 
@@ -50,6 +50,7 @@ def _execute(args: argparse.Namespace, *, record_pairs: bool = True) -> Any:
         only_missing=getattr(args, "only_missing", False),
         show_progress=not args.quiet,
         selection=selection.to_dict(),
+        estimate=estimate,
     )
     results.shard = selection.shard.to_dict() if selection.shard else None
     if mode == "record" and record_pairs:
@@ -361,7 +362,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from gate.results import write_results
     from gate.terminal import run_summary
 
-    results = _execute(args, record_pairs=False)  # a baseline is not compared with itself
+    # A baseline is not compared with itself, and is estimated (gate.noise.adaptive).
+    results = _execute(args, record_pairs=False, estimate=True)
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     refuse_errored_baseline(results, args.allow_errors)
@@ -440,6 +442,22 @@ def warn_failing_critical(results: Any) -> None:
 def cmd_record(args: argparse.Namespace) -> int:
     args.mode = "record"
     return cmd_run(args)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from gate.config import load_config
+    from gate.errors import ConfigError
+    from gate.noise.plan import report
+    from gate.results import read_results
+
+    loaded = load_config(args.config)
+    path = args.baseline or loaded.baseline_path
+    if path is None:
+        raise ConfigError(f"{args.config}: set `baseline:` or pass --baseline: plan reads it")
+    if not (0 < args.drop < 1 and 0 < args.power < 1):
+        raise ConfigError("--drop and --power are shares between 0 and 1 (e.g. 0.15, 0.9)")
+    print(report(read_results(path), loaded, args.drop, args.power))
+    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -535,6 +553,13 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--out", type=Path, help="write the report here instead of stdout")
             sub.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML")
         sub.set_defaults(handler=handler)
+
+    plan = commands.add_parser("plan", help="samples and cases a wanted power needs (baseline)")
+    options.config_option(plan)
+    plan.add_argument("--drop", type=float, default=0.15, help="the drop to detect (0.15)")
+    plan.add_argument("--power", type=float, default=0.9, help="the chance to detect it (0.9)")
+    plan.add_argument("--baseline", type=Path, help="baseline file (default: the config's)")
+    plan.set_defaults(handler=cmd_plan)
 
     check = commands.add_parser(
         "check", help="run the candidate, compare with the baseline, gate it (for CI)"

@@ -19,6 +19,7 @@ from gate.holdout.verdicts import compare_runs
 from gate.judge import JudgePin
 from gate.noise import analysis
 from gate.noise.analysis import NoiseAnalysis
+from gate.noise.clusters import clusters_of
 from gate.pairwise import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.ruler import RulerReview
@@ -126,6 +127,8 @@ class Comparison:
     holdout: HoldoutComparison | None = None
     #: what the trusted results history says (gate.history.report; set by the caller)
     history: HistoryNotes | None = None
+    #: the candidate's `samples: auto` looks (None: fixed samples)
+    candidate_looks: list[int] | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -264,6 +267,7 @@ def compare(
         usage=_usage(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,
+        candidate_looks=analysis.design_of(candidate.config),
     )
     comparable = []
     for case_id in shared_ids:
@@ -287,7 +291,8 @@ def compare(
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
     pairs = [(before[i], after[i]) for i in judged]
     if analysis.noisy(pairs):
-        noise = analysis.analyse(pairs, rule or GateConfig())
+        clustered = clusters_of([new for _, new in pairs], candidate.config)
+        noise = analysis.analyse(pairs, rule or GateConfig(), comparison.candidate_looks, clustered)
         flagged = set(noise.regressions) | set(noise.fixes)
         others = [i for i in comparable if after[i].status != "error" and i not in flagged]
         comparison.noise = noise

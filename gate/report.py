@@ -24,7 +24,7 @@ from gate.compare import Comparison, Delta
 from gate.diffs import diff_texts
 from gate.holdout.outcome import HoldoutComparison
 from gate.logsafe import flatten
-from gate.noise.analysis import NoiseAnalysis
+from gate.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
 from gate.pairwise import CasePairs, PairwiseAnalysis
 from gate.results import CaseResult
 from gate.ruler import RulerChange, RulerReview
@@ -516,10 +516,16 @@ def _rate(passes: int, samples: int, interval: tuple[float, float] | None) -> st
 
 def suite_line(analysis: NoiseAnalysis) -> str:
     text = analysis.change_text()
-    return (
+    line = (
         f"{text[0].upper()}{text[1:]} over {analysis.change.cases} shared cases; "
-        f"paired sign-flip test p = {analysis.suite_p:.2g}."
+        f"paired sign-flip test p = {analysis.suite_p:.2g} (alpha {analysis.suite_alpha:.2g})."
     )
+    if analysis.clusters and analysis.design_effect > SHOWN_DESIGN_EFFECT:
+        line += (
+            f" The {analysis.clusters} clusters move together: design effect "
+            f"{analysis.design_effect:.1f} (the test flips whole clusters)."
+        )
+    return line
 
 
 def case_verdict(case_id: str, comparison: Comparison, analysis: NoiseAnalysis) -> str:
@@ -800,6 +806,15 @@ def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, An
     change = analysis.change
     return {
         "suite_p_value": analysis.suite_p,
+        "suite_alpha": analysis.suite_alpha,
+        "alpha_shares": {
+            "critical": analysis.shares.critical,
+            "suite": analysis.shares.suite,
+            "pairwise": analysis.shares.pairwise,
+        },
+        "clusters": analysis.clusters,
+        "design_effect": analysis.design_effect,
+        "suite_confirmed": analysis.suite_confirmed,
         "mean_change": change.mean,
         "mean_change_ci": [change.low, change.high],
         "shared_cases": change.cases,

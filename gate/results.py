@@ -87,6 +87,8 @@ class CaseResult:
     source: str | None = None
     expect_hash: str | None = None
     note: str | None = None
+    #: the cluster of near-duplicate cases this one belongs to (gate.noise.clusters)
+    cluster: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

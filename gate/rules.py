@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any, Literal
 
 from gate.compare import Comparison, rate_dropped
 from gate.config import GateConfig
 from gate.holdout.rule import holdout_rule
-from gate.noise.analysis import NoiseAnalysis
-from gate.noise.stats import samples_to_decide, wilson
+from gate.noise import level
+from gate.noise.analysis import NoiseAnalysis, verdicts
+from gate.noise.stats import binomial_upper, clopper_pearson_lower, samples_to_decide
 from gate.results import EPSILON, CaseResult, summarise
 
 Decision = Literal["ship", "block", "inconclusive"]
@@ -88,7 +88,8 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
                 "and fail on the candidate"
                 if analysis is None
                 else f"{len(critical_regressions)} critical case(s) dropped significantly "
-                f"(one-sided Fisher exact test, alpha {rule.alpha_critical:g} each)",
+                f"(one-sided Fisher exact test, Holm over the critical cases at alpha "
+                f"{analysis.shares.critical:.2g})",
                 critical_regressions,
             )
         )
@@ -163,7 +164,10 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
         if found:
             reasons.append(found)
     reasons.extend(_floor_reasons(comparison, rule))
-    pairwise = _pairwise_rule(comparison, rule, notes)
+    has_critical = any(case.critical for case in comparison.candidate_cases.values())
+    pairwise = _pairwise_rule(
+        comparison, rule, notes, level.shares(rule, has_critical=has_critical)
+    )
     if pairwise:
         reasons.append(pairwise)
     held_out, held_out_notes = holdout_rule(comparison.holdout, rule.holdout_max_drop)
@@ -184,11 +188,16 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     return Verdict(decision, reasons, notes)
 
 
-def _pairwise_rule(comparison: Comparison, rule: GateConfig, notes: list[str]) -> Reason | None:
+def _pairwise_rule(
+    comparison: Comparison, rule: GateConfig, notes: list[str], shares: level.Shares
+) -> Reason | None:
     """`max_pairwise_loss_rate`: the share of judged pairs the baseline's output won.
 
-    A pair the judge could not judge is never a win: while any is in error, the
-    rule cannot vouch for the candidate and blocks.
+    Blocks only when that share is significantly above the limit: a one-sided exact
+    binomial test of the losses among the judged pairs (ties, position-bias ties
+    included, count as judged and not lost) at the rule's share of the gate's level.
+    A pair the judge could not judge is never a win: while any is in error, the rule
+    cannot vouch for the candidate and blocks.
     """
     limit = rule.max_pairwise_loss_rate
     analysis = comparison.pairwise
@@ -221,12 +230,21 @@ def _pairwise_rule(comparison: Comparison, rule: GateConfig, notes: list[str]) -
     if rate is None:
         notes.append("max_pairwise_loss_rate not applied: no pair could be compared")
         return None
-    if rate > limit + EPSILON:
+    p_value = binomial_upper(analysis.losses, analysis.judged, limit)
+    if rate > limit + EPSILON and p_value <= shares.pairwise:
         return Reason(
             "max_pairwise_loss_rate",
             f"the pairwise judge preferred the baseline's output in {analysis.losses} of "
-            f"{analysis.judged} judged pairs ({rate:.1%}), above the allowed {limit * 100:g}%",
+            f"{analysis.judged} judged pairs ({rate:.1%}), significantly above the allowed "
+            f"{limit * 100:g}% (one-sided exact binomial p = {p_value:.2g}, alpha "
+            f"{shares.pairwise:.2g})",
             losing,
+        )
+    if rate > limit + EPSILON:
+        notes.append(
+            f"pairwise loss rate {rate:.1%} ({analysis.losses} of {analysis.judged} judged pairs) "
+            f"is above the allowed {limit * 100:g}% but not significantly (one-sided exact "
+            f"binomial p = {p_value:.2g}, alpha {shares.pairwise:.2g}): more pairs would decide"
         )
     return None
 
@@ -266,12 +284,16 @@ def _significant_drop(
     analysis: NoiseAnalysis, rule: GateConfig, regressions: list[str]
 ) -> Reason | None:
     """The pass-rate rule under noise: a paired test, never the raw rates."""
-    if analysis.suite_p > rule.alpha or -analysis.change.mean <= rule.tolerance + EPSILON:
+    if analysis.suite_p > analysis.suite_alpha or -analysis.change.mean <= rule.tolerance + EPSILON:
         return None
+    if analysis.suite_confirmed is False:
+        return None  # fresh samples on both sides did not show the drop again
+    clustered = f" over {analysis.clusters} clusters" if analysis.clusters else ""
     return Reason(
         "pass_rate_drop",
         f"pass rate significantly lower over {analysis.change.cases} shared cases: "
-        f"{analysis.change_text()}, paired sign-flip p = {analysis.suite_p:.2g}",
+        f"{analysis.change_text()}, paired sign-flip p = {analysis.suite_p:.2g}{clustered} "
+        f"(alpha {analysis.suite_alpha:.2g})",
         regressions,
     )
 
@@ -328,7 +350,12 @@ def _floor_cases(comparison: Comparison) -> tuple[list[CaseResult], str]:
 
 def _pass_rate_floor(comparison: Comparison, floor: float | None, alpha: float) -> Reason | None:
     """Without repeated samples, the weighted pass rate of every candidate case must reach
-    the floor; with them, the pooled samples must prove it (one-sided Wilson at `alpha`)."""
+    the floor; with them, the pooled samples must prove it (the exact one-sided
+    Clopper–Pearson bound at `alpha`: P(ship | rate at the floor) <= alpha).
+
+    Under `samples: auto` the cases that looked worse drew more samples, which would pull
+    the pooled rate down; every case then counts its first m samples, m the fewest any has.
+    """
     cases, over = _floor_cases(comparison)
     if floor is None or not cases:
         return None
@@ -339,8 +366,7 @@ def _pass_rate_floor(comparison: Comparison, floor: float | None, alpha: float) 
         shown, limit = _two_rates(rate, floor)
         return Reason("min_pass_rate", f"pass rate {shown} is below the floor {limit}{over}")
     # Errored samples count as not passing: an outage is not a pass.
-    passes = sum(case.passes for case in cases)
-    samples = sum(case.samples for case in cases)
+    passes, samples = _pooled(cases, comparison.candidate_looks is not None)
     rate = passes / samples
     shown, limit = _two_rates(rate, floor)
     counted = f"{passes}/{samples} samples passed"
@@ -349,15 +375,25 @@ def _pass_rate_floor(comparison: Comparison, floor: float | None, alpha: float) 
             "min_pass_rate",
             f"sample pass rate {shown} ({counted}) is below the floor {limit}{over}",
         )
-    low, _ = wilson(passes, samples, NormalDist().inv_cdf(1 - alpha))
+    low = clopper_pearson_lower(passes, samples, alpha)
     if low + EPSILON >= floor:
         return None
     return Reason(
         "min_pass_rate",
         f"with {_per_case(cases)} per case the sample pass rate {shown} ({counted}) does not "
-        f"prove ≥ {limit} (one-sided Wilson lower bound {low:.2f} at alpha {alpha:g}){over}: "
-        "more samples, or more cases, would",
+        f"prove ≥ {limit} (one-sided Clopper–Pearson lower bound {low:.2f} at alpha "
+        f"{alpha:g}){over}: more samples, or more cases, would",
     )
+
+
+def _pooled(cases: list[CaseResult], adaptive: bool) -> tuple[int, int]:
+    """Passes and samples over every case (errors count as not passing)."""
+    if adaptive:
+        fewest = min(case.samples for case in cases)
+        prefixes = [verdicts(case) for case in cases]
+        if fewest and all(p is not None for p in prefixes):
+            return sum(sum(p[:fewest]) for p in prefixes if p is not None), fewest * len(cases)
+    return sum(case.passes for case in cases), sum(case.samples for case in cases)
 
 
 def _two_rates(rate: float, floor: float) -> tuple[str, str]:

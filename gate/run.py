@@ -100,17 +100,22 @@ def sample_adaptively(
     resolve: Callable[[Sequence[Request]], tuple[dict[Request, SampleResult], bool]],
     judge: Callable[[Case, list[SampleResult]], CaseResult],
     baseline: RunResults | None = None,
+    estimate: bool = False,
 ) -> tuple[list[CaseResult], bool]:
-    """Rounds of samples until every adaptive case's verdict is settled (gate.noise.adaptive)."""
+    """Rounds of samples until every adaptive case's verdict is settled (gate.noise.adaptive).
+
+    `estimate` (a baseline): every case gets `adaptive.baseline_samples`, in one round.
+    """
     config = loaded.config
     baseline_path = loaded.baseline_path
-    if baseline is None and baseline_path and baseline_path.is_file():
+    if baseline is None and baseline_path and baseline_path.is_file() and not estimate:
         baseline = read_results(baseline_path)
     refs = adaptive.references(baseline)
     fixed = {case.id: case.samples for case in ordered if case.samples}
     by_id = {case.id: case for case in ordered}
     done: dict[str, list[SampleResult]] = {case.id: [] for case in ordered}
-    wanted = {case.id: fixed.get(case.id) or config.adaptive.start for case in ordered}
+    first = adaptive.baseline_samples(config.adaptive) if estimate else config.adaptive.start
+    wanted = {case.id: fixed.get(case.id) or first for case in ordered}
     unfinished: set[str] = set()
     interrupted = False
     while wanted and not interrupted:
@@ -127,12 +132,14 @@ def sample_adaptively(
                 done[request.case.id].append(scored[request])
             else:
                 unfinished.add(request.case.id)
-        counts = {
-            case_id: (sum(1 for s in samples if s.status == "pass"), len(samples))
+        if estimate:
+            break  # a baseline is estimated at a fixed count, never stopped early
+        outcomes = {
+            case_id: [s.status == "pass" for s in sorted(samples, key=lambda s: s.sample)]
             for case_id, samples in done.items()
             if case_id not in fixed
         }
-        wanted = adaptive.plan_round(counts, refs, config.adaptive, config.gate)
+        wanted = adaptive.plan_round(outcomes, refs, config.adaptive, config.gate)
     results = [
         judge(case, sorted(done[case.id], key=lambda sample: sample.sample))
         for case in ordered
@@ -361,6 +368,7 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
     source = case.source
     return CaseResult(
         id=case.id,
+        cluster=case.cluster,
         version=case.version,
         critical=case.is_critical,
         tags=case.tags,
@@ -524,10 +532,12 @@ def execute(
     show_progress: bool = True,
     reference: RunResults | None = None,
     selection: dict[str, Any] | None = None,
+    estimate: bool = False,
 ) -> RunResults:
     """Run the suite in `mode`; returns results with one entry per case, sorted by id.
 
-    `reference` is the baseline `samples: auto` stops against (default: the config's).
+    `reference` is the baseline `samples: auto` stops against (default: the config's);
+    `estimate` runs a baseline, which `samples: auto` samples at a fixed count instead.
     """
     config = loaded.config
     resolved = loaded.resolved_system()
@@ -608,7 +618,7 @@ def execute(
     interrupted = False
     if any(samples_for(case, loaded) is None for case in cases):
         results, interrupted = sample_adaptively(
-            ordered, loaded, fingerprint, resolve, judge, reference
+            ordered, loaded, fingerprint, resolve, judge, reference, estimate
         )
     elif mode == "replay":
         # Streams: each case is judged as its recordings are read (100,000-case suites).

@@ -100,3 +100,22 @@ def test_without_a_runnable_baseline_the_candidate_is_rerun_alone(project: Proje
     report = Path("r.md").read_text()
     assert "the baseline system could not be run again" in report
     assert "confirmed on rerun (20/20 → 0/12, baseline not re-run)" in report
+
+
+def test_a_suite_level_drop_is_confirmed_only_on_fresh_samples() -> None:
+    from gate.config import GateConfig
+    from gate.noise.confirm import confirmed_cases, suite_confirmed
+    from tests.factories import sampled
+
+    rule = GateConfig()
+    base = [sampled(f"c{i:02d}", 18, 20) for i in range(30)]
+    lower = [sampled(f"c{i:02d}", 16, 20) for i in range(30)]
+    # The drop holds on the fresh samples: confirmed; the fresh samples show none: cleared.
+    assert suite_confirmed(list(zip(base, lower, strict=True)), rule, None)
+    assert not suite_confirmed(list(zip(base, base, strict=True)), rule, None)
+    # Three clusters of ten near-duplicates cannot show it at this level (p = 1/8).
+    clusters = {f"c{i:02d}": f"k{i // 10}" for i in range(30)}
+    assert not suite_confirmed(list(zip(base, lower, strict=True)), rule, clusters)
+    crit = (sampled("crit", 20, 20, critical=True), sampled("crit", 5, 20, critical=True))
+    blip = (sampled("blip", 20, 20, critical=True), sampled("blip", 19, 20, critical=True))
+    assert confirmed_cases([crit, blip], rule) == {"crit"}

@@ -67,9 +67,9 @@ def test_non_critical_cases_are_one_holm_family() -> None:
 
 
 def test_the_tolerance_applies_before_significance() -> None:
-    # 20/20 → 15/20: a 25-point drop, p = 0.024.
-    base, cand = [sampled("c", 20, 20, critical=True)], [sampled("c", 15, 20, critical=True)]
-    comparison, _ = verdict_of(base, cand, GateConfig(tolerance=0.3))
+    # 20/20 → 12/20: a 40-point drop, p = 0.0016.
+    base, cand = [sampled("c", 20, 20, critical=True)], [sampled("c", 12, 20, critical=True)]
+    comparison, _ = verdict_of(base, cand, GateConfig(tolerance=0.45))
     assert comparison.regressions == []
     comparison, _ = verdict_of(base, cand, GateConfig(tolerance=0.0))
     assert comparison.regressions == ["c"]
@@ -116,3 +116,46 @@ def test_flaky_cases_are_listed_everywhere() -> None:
 @pytest.mark.parametrize(("passes", "flaky"), [(0, False), (3, True), (5, False)])
 def test_flaky_means_some_pass_and_some_fail(passes: int, flaky: bool) -> None:
     assert sampled("c", passes, 5).flaky is flaky
+
+
+def test_near_duplicates_are_one_cluster_in_the_suite_test() -> None:
+    # 8 cases, each 2 points lower: apart, 1 of 256 sign patterns is as low (p = 0.0039);
+    # as two clusters of four near-duplicates, 1 of 4 (p = 0.25): no evidence of a drop.
+    ids = [f"refund-{i}" for i in range(4)] + [f"late-{i}" for i in range(4)]
+    baseline = [sampled(i, 50, 50) for i in ids]
+    candidate = [sampled(i, 49, 50) for i in ids]
+    apart = decide(compare(run(baseline), run(candidate), RULE), RULE)
+    assert [r.rule for r in apart.reasons] == ["pass_rate_drop"]
+    by_prefix = run(candidate, clusters={"by": "id_prefix"})
+    comparison = compare(run(baseline), by_prefix, RULE)
+    assert comparison.noise is not None
+    assert comparison.noise.suite_p == 0.25 and comparison.noise.clusters == 2
+    assert comparison.noise.design_effect == pytest.approx(4.0)
+    assert decide(comparison, RULE).decision == "ship"
+    assert "The 2 clusters move together: design effect 4.0" in text_report(
+        comparison, decide(comparison, RULE)
+    )
+    for case in candidate[:4]:
+        case.cluster = "refunds"  # declared on the cases instead: the same test
+    declared = compare(run(baseline), run(candidate), RULE)
+    assert declared.noise is not None and declared.noise.clusters == 5
+
+
+def test_auto_suite_test_reads_equal_prefixes() -> None:
+    from gate.results import SampleResult
+
+    def with_outputs(case_id: str, verdicts: list[bool]) -> object:
+        case = sampled(case_id, sum(verdicts), len(verdicts))
+        case.outputs = [
+            SampleResult(sample=i, status="pass" if v else "fail") for i, v in enumerate(verdicts)
+        ]
+        return case
+
+    # The baseline's first 4 samples failed once; the candidate's 4 are the same: no change,
+    # though against all 20 baseline samples (19/20) the candidate would look 20 points lower.
+    base = [with_outputs(f"c{i}", [False] + [True] * 19) for i in range(10)]
+    cand = [with_outputs(f"c{i}", [True, False, True, True]) for i in range(10)]
+    comparison = compare(run(base), run(cand, samples="auto"), RULE)
+    assert comparison.noise is not None and comparison.noise.suite_p == 1.0
+    fixed = compare(run(base), run(cand), RULE)
+    assert fixed.noise is not None and fixed.noise.suite_p == 1.0  # equal prefixes there too

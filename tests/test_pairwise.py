@@ -292,15 +292,21 @@ def comparison_with(analysis: PairwiseAnalysis | None) -> Any:
     return comparison
 
 
-def test_max_pairwise_loss_rate_blocks_only_above_the_limit() -> None:
+def test_max_pairwise_loss_rate_blocks_only_significantly_above_the_limit() -> None:
     rule = GateConfig(max_pairwise_loss_rate=0.25)
     at_limit = decide(comparison_with(analysis_of(win=2, loss=1, tie=1)), rule)
     assert at_limit.decision == "ship"  # 1 of 4 judged pairs = 25%: not above it
+    # 2 of 4 is above the limit, but P(>= 2 losses of 4 | 25%) = 0.26: chance explains it.
     above = decide(comparison_with(analysis_of(win=1, loss=2, tie=1)), rule)
-    assert above.decision == "block"
-    (reason,) = above.reasons
+    assert above.decision == "ship"
+    assert any("above the allowed 25% but not significantly" in note for note in above.notes)
+    # 14 of 20: P(>= 14 of 20 | 25%) = 3.0e-05, below the rule's share of alpha (0.01).
+    clear = decide(comparison_with(analysis_of(win=2, loss=14, tie=4)), rule)
+    assert clear.decision == "block"
+    (reason,) = clear.reasons
     assert reason.rule == "max_pairwise_loss_rate" and reason.cases == ["a"]
-    assert "2 of 4 judged pairs (50.0%), above the allowed 25%" in reason.message
+    assert "14 of 20 judged pairs (70.0%), significantly above the allowed 25%" in reason.message
+    assert "binomial p = 3e-05, alpha 0.01" in reason.message
     # Off by default: the same comparison ships.
     assert decide(comparison_with(analysis_of(loss=4)), GateConfig()).decision == "ship"
 
@@ -445,7 +451,7 @@ def pairwise_project(project: Project, server: FakeLLMServer, **gate: Any) -> No
             "base_url": server.url + "/v1",
             "max_retries": 1,
         },
-        gate={"max_pairwise_loss_rate": 0.25, **gate},
+        gate={"max_pairwise_loss_rate": 0.05, **gate},
     )
     project.write_cases(
         [
@@ -581,7 +587,7 @@ def test_a_judge_that_is_repository_code_is_refused_before_a_live_check(
     project.write_text("grader.py", "def answer(case_input, system):\n    return 'A: x'\n")
     project.write_config(
         judge={"provider": "python", "target": "grader:answer"},
-        gate={"max_pairwise_loss_rate": 0.25},
+        gate={"max_pairwise_loss_rate": 0.05},
     )
     project.write_cases([case("c", "q", judge=PAIRWISE)])
     assert main(["baseline", "--mode", "record", "--quiet"]) == 0
@@ -628,7 +634,8 @@ def test_the_suites_code_cannot_forge_a_pairwise_win_during_the_run(
     project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     llm_server.reply = prefers("plain")  # the genuine verdicts: the candidate loses
-    pairwise_project(project, llm_server)
+    # One pair: a single loss is significant only against a limit below the rule's alpha.
+    pairwise_project(project, llm_server, max_pairwise_loss_rate=0.005)
     project.write_text("forger.py", FORGER)
     project.write_cases([case("refund", "i want a refund", judge=PAIRWISE, check="forger:check")])
     assert main(["baseline", "--mode", "record", "--quiet"]) == 0
@@ -661,7 +668,7 @@ def test_a_pull_request_is_judged_by_the_bases_pairwise_rule(
     capsys.readouterr()
     assert main(["check", "--base", "main", "--report", "r.md"]) == 1
     out = capsys.readouterr().out
-    assert "loosens: gate rule: max_pairwise_loss_rate 0.25 → none" in out
+    assert "loosens: gate rule: max_pairwise_loss_rate 0.05 → none" in out
     assert "preferred the baseline's output in 2 of 2 judged pairs" in out  # the base's rule
 
 

@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from gate.noise.stats import (
+    binomial_lower,
+    binomial_upper,
+    clopper_pearson_lower,
     fisher_lower,
     holm,
     mean_change,
@@ -130,3 +133,43 @@ def test_samples_to_decide() -> None:
     needed = samples_to_decide(change, 0.03, 20)
     assert needed is not None and needed > 20
     assert samples_to_decide(mean_change([-0.1] * 5 + [-0.11] * 5), 0.03, 20) is None
+
+
+@settings(max_examples=200)
+@given(
+    st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n + 1), st.just(n))),
+    st.floats(0.001, 0.999),
+)
+def test_binomial_tails_match_scipy(counts: tuple[int, int], rate: float) -> None:
+    successes, trials = counts
+    upper = scipy_stats.binom.sf(successes - 1, trials, rate)
+    assert binomial_upper(successes, trials, rate) == pytest.approx(upper, rel=1e-9, abs=1e-15)
+    if successes <= trials:
+        lower = scipy_stats.binom.cdf(successes, trials, rate)
+        assert binomial_lower(successes, trials, rate) == pytest.approx(lower, rel=1e-9, abs=1e-15)
+
+
+@settings(max_examples=200)
+@given(
+    st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.005, 0.01, 0.02, 0.05, 0.2]),
+)
+def test_clopper_pearson_matches_scipy(counts: tuple[int, int], alpha: float) -> None:
+    successes, trials = counts
+    # The one-sided (1 - alpha) bound is the low end of scipy's two-sided 1 - 2 alpha interval.
+    reference = scipy_stats.binomtest(successes, trials).proportion_ci(1 - 2 * alpha, "exact")
+    low = clopper_pearson_lower(successes, trials, alpha)
+    assert low == pytest.approx(reference.low, abs=1e-9)
+    assert low <= reference.low + 1e-12  # errs low, never high
+
+
+@pytest.mark.parametrize("rate", [0.3, 0.7, 0.9, 0.97])
+def test_clopper_pearson_covers_at_every_rate(rate: float) -> None:
+    # Exact coverage: P(bound > true rate) <= alpha, summed over every outcome.
+    trials, alpha = 40, 0.02
+    miss = sum(
+        scipy_stats.binom.pmf(k, trials, rate)
+        for k in range(trials + 1)
+        if clopper_pearson_lower(k, trials, alpha) > rate
+    )
+    assert miss <= alpha

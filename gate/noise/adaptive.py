@@ -1,20 +1,25 @@
 """`samples: auto`: spend samples only on cases whose verdict is still open.
 
-Every case starts with `adaptive.start` samples. After each round a case gets
-`adaptive.step` more, up to `adaptive.max`, only while a significant drop from
-its baseline rate is still within reach: the candidate's pessimistic rate (the
-lower end of a one-sided 80% Wilson bound) carried on to `max` samples would
-still be significant against the baseline. A case that cannot become a
-regression at `max` samples, or that already is one, stops; confirmation
-reruns (in live `check`) then settle what was flagged.
+Every case starts with `adaptive.start` samples and moves from look to look
+(`start`, `start + step`, …, `max`). A design in which stopping never raises
+the chance of blocking an unchanged system (gate.noise.level):
 
-Stopping cases that look fine biases the candidate upward, which would hide a
-small drop spread over many cases. So while the suite-level paired test is
-open (the candidate looks worse, p between `alpha` and 0.2) and no critical
-case has already settled the verdict, every case gets half a step more.
+- Stopping a case because it looks fine (futility) can only remove rejections,
+  so it is always allowed: a critical case stops once its pessimistic rate (the
+  lower end of a one-sided 80% Wilson bound) carried on to `max` samples could
+  no longer be significant at its final look.
+- Stopping because a case is clearly broken happens only within the spend of
+  its look: the case's p-value is the smallest over the looks it reached of its
+  Fisher p-value over the look's share (gate.noise.analysis.sequential_p).
+- The suite's pass-rate test reads every case's first m samples, m the suite's
+  look. While it is open (the candidate looks worse, p between the look's spend
+  and 0.2) and no critical case has settled the verdict, every case moves to the
+  next look together, so the next test again reads equal prefixes.
 
-A case the baseline does not have is sampled to `max`: there is nothing to
-stop early against. The defaults were chosen with bench/noise_simulation.py.
+Non-critical cases never block on their own; they sample on only while a drop
+significant in their Holm family (for the report) is still within reach. A case
+the baseline lacks is sampled to `max`: there is nothing to stop early against.
+A baseline is estimated, not tested: `baseline_samples` is what each case gets.
 """
 
 from __future__ import annotations
@@ -25,12 +30,17 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from gate.config import AdaptiveConfig, GateConfig
-from gate.noise.stats import fisher_lower, sign_flip_lower, wilson
+from gate.noise import level
+from gate.noise.analysis import matched_difference, sequential_p, sign_flip_by_cluster, verdicts
+from gate.noise.clusters import clusters_of
+from gate.noise.stats import fisher_lower, wilson
 from gate.results import RunResults
 
 PESSIMISTIC_Z = NormalDist().inv_cdf(0.80)
-#: a suite-level p-value between alpha and this keeps every case sampling
+#: a suite-level p-value between the look's spend and this keeps every case sampling
 SUITE_OPEN_P = 0.2
+#: a baseline under `samples: auto` samples every case this many times `adaptive.max`
+BASELINE_FACTOR = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,23 +50,39 @@ class Reference:
     passes: int
     samples: int
     critical: bool
+    #: the baseline's verdicts in sample order, when its results hold them
+    outcomes: tuple[bool, ...] | None = None
+    cluster: str | None = None
 
 
 def references(baseline: RunResults | None) -> dict[str, Reference]:
     if baseline is None:
         return {}
-    return {
-        case.id: Reference(case.passes, case.samples, case.critical)
-        for case in baseline.cases
-        if case.status != "error"
-    }
+    clustered = clusters_of(baseline.cases, baseline.config)
+    found = {}
+    for case in baseline.cases:
+        if case.status == "error":
+            continue
+        outcomes = verdicts(case)
+        found[case.id] = Reference(
+            case.passes,
+            case.samples,
+            case.critical,
+            tuple(outcomes) if outcomes is not None else None,
+            clustered.get(case.id),
+        )
+    return found
 
 
-def threshold(reference: Reference, rule: GateConfig, family_size: int) -> float:
-    """The p-value a case must reach to count: its family's strictest Holm step."""
-    if reference.critical:
-        return rule.alpha_critical
-    return rule.alpha / max(1, family_size)
+def baseline_samples(adaptive: AdaptiveConfig) -> int:
+    """Samples per case of a baseline written under `samples: auto`: a fixed number.
+
+    A baseline is an estimate that every pull request is compared with; stopping its
+    cases early because they look good against the previous baseline would bias it
+    upward. It is written once per merge and read by every check, so its precision is
+    where extra samples pay most: three times the candidate's cap.
+    """
+    return min(BASELINE_FACTOR * adaptive.max, 1000)
 
 
 def more_samples(
@@ -82,55 +108,113 @@ def more_samples(
     return step if reachable <= alpha else 0
 
 
+def critical_open(
+    reference: Reference,
+    outcomes: Sequence[bool],
+    looks: list[int],
+    alpha: float,
+    family: int,
+) -> bool:
+    """A critical case samples on: not settled as a drop, and a drop still within reach."""
+    if sequential_p(reference.passes, reference.samples, outcomes, looks) <= alpha / family:
+        return False  # Holm rejects it whatever the other critical cases show
+    pessimistic, _ = wilson(sum(outcomes), len(outcomes), PESSIMISTIC_Z)
+    top = looks[-1]
+    reachable = fisher_lower(reference.passes, reference.samples, round(pessimistic * top), top)
+    return reachable <= alpha * level.look_weight(len(looks) - 1, len(looks))
+
+
 def plan_round(
-    counts: Mapping[str, tuple[int, int]],
+    outcomes: Mapping[str, Sequence[bool]],
     refs: Mapping[str, Reference],
     adaptive: AdaptiveConfig,
     rule: GateConfig,
 ) -> dict[str, int]:
-    """Case id → samples to add this round, for every case still open."""
-    non_critical = sum(1 for ref in refs.values() if not ref.critical) or 1
+    """Case id → samples to add this round, for every case still open.
+
+    `outcomes` are each adaptive case's verdicts so far, in sample order.
+    """
+    looks = level.looks(adaptive)
+    critical = [i for i, ref in refs.items() if ref.critical]
+    shares = level.shares(rule, has_critical=bool(critical))
+    non_critical = (len(refs) - len(critical)) or 1
     wanted = {}
-    for case_id, (passes, samples) in counts.items():
+    for case_id, verdicts_so_far in outcomes.items():
+        samples = len(verdicts_so_far)
         reference = refs.get(case_id)
-        alpha = threshold(reference, rule, non_critical) if reference else rule.alpha
-        extra = more_samples(reference, passes, samples, adaptive, alpha)
-        if extra:
-            wanted[case_id] = extra
-    if not blocked_already(counts, refs, rule) and suite_open(counts, refs, rule):
-        # Cases stopped while looking fine would bias a broad drop out of sight:
-        # while the suite-level verdict is open, every case samples on.
-        for case_id, (_, samples) in counts.items():
-            if samples < adaptive.max and case_id not in wanted:
-                wanted[case_id] = min(max(1, adaptive.step // 2), adaptive.max - samples)
+        if samples < adaptive.start:
+            wanted[case_id] = adaptive.start - samples
+            continue
+        if samples >= adaptive.max:
+            continue
+        if reference is None:
+            more = True
+        elif reference.critical and shares.critical > 0:
+            more = critical_open(reference, verdicts_so_far, looks, shares.critical, len(critical))
+        else:
+            alpha = rule.alpha / non_critical
+            more = more_samples(reference, sum(verdicts_so_far), samples, adaptive, alpha) > 0
+        if more:
+            wanted[case_id] = _to_next_look(samples, looks)
+    if not blocked_already(outcomes, refs, looks, shares.critical, len(critical)):
+        lockstep = suite_open(outcomes, refs, looks, shares.suite)
+        if lockstep is not None:
+            # Every case moves to the next look together: the next suite test then reads
+            # equal prefixes again, and a broad drop cannot hide in cases stopped early.
+            for case_id, verdicts_so_far in outcomes.items():
+                if len(verdicts_so_far) < lockstep:
+                    extra = lockstep - len(verdicts_so_far)
+                    wanted[case_id] = max(wanted.get(case_id, 0), extra)
     return wanted
 
 
+def _to_next_look(samples: int, looks: list[int]) -> int:
+    return next(look for look in looks if look > samples) - samples
+
+
 def blocked_already(
-    counts: Mapping[str, tuple[int, int]], refs: Mapping[str, Reference], rule: GateConfig
+    outcomes: Mapping[str, Sequence[bool]],
+    refs: Mapping[str, Reference],
+    looks: list[int],
+    alpha: float,
+    family: int,
 ) -> bool:
     """A critical case has already dropped significantly: the gate will block anyway."""
-    return any(
+    return alpha > 0 and any(
         refs[i].critical
-        and samples
-        and fisher_lower(refs[i].passes, refs[i].samples, passes, samples) <= rule.alpha_critical
-        for i, (passes, samples) in counts.items()
+        and verdicts_so_far
+        and sequential_p(refs[i].passes, refs[i].samples, verdicts_so_far, looks) <= alpha / family
+        for i, verdicts_so_far in outcomes.items()
         if i in refs
     )
 
 
 def suite_open(
-    counts: Mapping[str, tuple[int, int]], refs: Mapping[str, Reference], rule: GateConfig
-) -> bool:
-    """A drop across the suite looks possible but is not yet significant."""
-    differences = [
-        Fraction(passes, samples) - Fraction(refs[i].passes, refs[i].samples)
-        for i, (passes, samples) in counts.items()
-        if i in refs and samples
-    ]
-    if not differences or sum(differences) >= 0:
-        return False
-    return rule.alpha < sign_flip_lower(differences) <= SUITE_OPEN_P
+    outcomes: Mapping[str, Sequence[bool]],
+    refs: Mapping[str, Reference],
+    looks: list[int],
+    alpha: float,
+) -> int | None:
+    """The next look every case should reach, while a suite-level drop is possible but
+    not yet significant; None when the suite test is settled either way."""
+    shared = {i: v for i, v in outcomes.items() if i in refs and v}
+    if not shared or alpha <= 0:
+        return None
+    fewest = min(len(v) for v in shared.values())
+    index = level.look_of(fewest, looks)
+    if index < 0 or index >= len(looks) - 1:
+        return None
+    limit = looks[index]
+    differences = {
+        i: matched_difference(refs[i].outcomes, Fraction(refs[i].passes, refs[i].samples), v, limit)
+        for i, v in shared.items()
+    }
+    clusters = {i: c for i in shared if (c := refs[i].cluster)}
+    test = sign_flip_by_cluster(differences, clusters, alpha)
+    if test.mean >= 0:
+        return None
+    spend = alpha * level.look_weight(index, len(looks))
+    return looks[index + 1] if spend < test.p <= SUITE_OPEN_P else None
 
 
 def replayed_rounds(
@@ -150,9 +234,8 @@ def replayed_rounds(
     while wanted:
         for case_id, extra in wanted.items():
             taken[case_id] += extra
-        counts = {
-            case_id: (sum(verdicts[: taken[case_id]]), taken[case_id])
-            for case_id, verdicts in outcomes.items()
-        }
-        wanted = plan_round(counts, refs, adaptive, rule)
+        if any(taken[case_id] > len(outcomes[case_id]) for case_id in wanted):
+            break  # a case ran out of verdicts: the rule wanted more than the run has
+        seen = {case_id: verdicts[: taken[case_id]] for case_id, verdicts in outcomes.items()}
+        wanted = plan_round(seen, refs, adaptive, rule)
     return taken

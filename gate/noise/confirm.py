@@ -1,9 +1,14 @@
-"""Confirmation reruns: a live check re-tests every flagged regression on fresh samples.
+"""Confirmation reruns: a live check re-tests what would block on fresh samples.
 
-The samples that flagged a case were chosen for looking bad, so testing them
+The samples that flagged a drop were chosen for looking bad, so testing them
 again would prove nothing. Each flagged case is run again at `confirm_samples`
 on the candidate — and on the baseline system too, when its recorded config can
 still be run — and only a drop that is significant on the fresh samples blocks.
+A suite-level drop is confirmed the same way, on fresh samples of every shared
+case. A block then needs both the first test and the fresh one, so confirmation
+can only lower the chance of blocking an unchanged system. When the baseline
+cannot be run again the confirmation is one-sided (fresh candidate samples
+against the baseline samples that raised the flag), and the report says so.
 """
 
 from __future__ import annotations
@@ -14,9 +19,27 @@ from gate.cases import Case
 from gate.compare import Comparison
 from gate.config import Config, GateConfig, LoadedConfig
 from gate.errors import CasegateError
-from gate.noise.analysis import Confirmation, case_test, significant
-from gate.results import CaseResult, RunResults
+from gate.noise import level
+from gate.noise.analysis import Confirmation, case_test, significant, suite_test
+from gate.noise.clusters import clusters_of
+from gate.results import EPSILON, CaseResult, RunResults
 from gate.run import execute
+
+
+def confirmed_cases(fresh: Sequence[tuple[CaseResult, CaseResult]], rule: GateConfig) -> set[str]:
+    """The flagged cases whose drop is significant again on fresh (baseline, candidate)."""
+    return set(significant([case_test(old, new) for old, new in fresh], rule, lower=True))
+
+
+def suite_confirmed(
+    fresh: Sequence[tuple[CaseResult, CaseResult]],
+    rule: GateConfig,
+    clusters: dict[str, str] | None,
+) -> bool:
+    """A suite-level drop, significant again on fresh samples of every shared case."""
+    shares = level.shares(rule, has_critical=any(new.critical for _, new in fresh))
+    test = suite_test(fresh, shares.suite, None, clusters)
+    return test.p <= test.alpha and -test.mean > rule.tolerance + EPSILON
 
 
 def baseline_config(baseline: RunResults, loaded: LoadedConfig) -> LoadedConfig:
@@ -50,15 +73,24 @@ def confirm(
     *,
     show_progress: bool = False,
 ) -> list[str]:
-    """Re-test the flagged regressions in place; returns notes for the report."""
+    """Re-test the flagged regressions and a flagged suite-level drop in place; returns
+    notes for the report."""
     analysis = comparison.noise
-    if analysis is None or not comparison.regressions:
+    if analysis is None:
         return []
     flagged = set(comparison.regressions)
+    suite_flagged = (
+        rule.block_on_pass_rate_drop
+        and analysis.suite_p <= analysis.suite_alpha
+        and -analysis.change.mean > rule.tolerance + EPSILON
+    )
+    wanted = flagged | (set(analysis.tests) if suite_flagged else set())
+    if not wanted:
+        return []
     subset = [
         case.model_copy(update={"samples": rule.confirm_samples})
         for case in cases
-        if case.id in flagged
+        if case.id in wanted
     ]
     notes = []
     fresh = rerun(loaded, subset, show_progress)
@@ -67,7 +99,8 @@ def confirm(
     except CasegateError as exc:
         fresh_baseline = {}
         notes.append(
-            "confirmation reran the candidate only; the baseline system could not be run "
+            "confirmation is one-sided: it reran the candidate only, against the baseline "
+            "samples that raised the flag, because the baseline system could not be run "
             f"again: {'; '.join(exc.problems)}"
         )
     tests = []
@@ -81,6 +114,8 @@ def confirm(
     confirmed = set(significant([test for test, _ in tests], rule, lower=True))
     for test, baseline_rerun in tests:
         analysis.confirmations[test.id] = Confirmation(test.id in confirmed, test, baseline_rerun)
+    if suite_flagged:
+        notes.append(_confirm_suite(comparison, fresh, fresh_baseline, rule, loaded))
     cleared = sorted(i for i, c in analysis.confirmations.items() if not c.confirmed)
     comparison.regressions = [i for i in comparison.regressions if i not in cleared]
     analysis.within_noise = sorted({*analysis.within_noise, *cleared})
@@ -90,3 +125,27 @@ def confirm(
     comparison.unchanged_pass.sort()
     comparison.unchanged_fail.sort()
     return notes
+
+
+def _confirm_suite(
+    comparison: Comparison,
+    fresh: dict[str, CaseResult],
+    fresh_baseline: dict[str, CaseResult],
+    rule: GateConfig,
+    loaded: LoadedConfig,
+) -> str:
+    """The suite-level drop, tested again on fresh samples of every shared case."""
+    analysis = comparison.noise
+    assert analysis is not None
+    shared = [i for i in sorted(analysis.tests) if i in fresh]
+    pairs = [(fresh_baseline.get(i) or comparison.baseline_cases[i], fresh[i]) for i in shared]
+    clustered = clusters_of(fresh.values(), loaded.as_dict())
+    if not pairs:
+        return "the suite-level drop could not be re-tested (every rerun errored); it stands"
+    analysis.suite_confirmed = suite_confirmed(pairs, rule, clustered)
+    sides = "both sides" if fresh_baseline else "the candidate only (one-sided)"
+    verdict = "confirmed" if analysis.suite_confirmed else "NOT confirmed"
+    return (
+        f"suite-level drop {verdict} on fresh samples of {len(pairs)} shared cases "
+        f"({rule.confirm_samples} each, {sides})"
+    )

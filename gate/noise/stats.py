@@ -1,9 +1,10 @@
 """The few statistics the noise-aware gate needs, exact where exactness is cheap.
 
-These are small closed forms (Wilson, Fisher's exact test, Holm, an exact
-sign-flip test, a t interval). They are written out here rather than taken
-from scipy to keep the Action's image small; the tests check every one of them
-against scipy, which is a development dependency only.
+These are small closed forms (Wilson, Clopper–Pearson, Fisher's exact test, an
+exact binomial tail, Holm, an exact sign-flip test, a t interval). They are
+written out here rather than taken from scipy to keep the Action's image small;
+the tests check every one of them against scipy, which is a development
+dependency only.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from statistics import NormalDist, fmean, stdev
 
 Z95 = NormalDist().inv_cdf(0.975)
@@ -34,6 +36,7 @@ def wilson(passes: int, samples: int, z: float = Z95) -> tuple[float, float]:
     return low, high
 
 
+@lru_cache(maxsize=65_536)  # a suite repeats the same few tables (20/20 against 20/20, …)
 def fisher_lower(base_passes: int, base_samples: int, cand_passes: int, cand_samples: int) -> float:
     """One-sided Fisher exact p-value that the candidate's pass rate is lower.
 
@@ -48,6 +51,51 @@ def fisher_lower(base_passes: int, base_samples: int, cand_passes: int, cand_sam
         for x in range(lowest, cand_passes + 1)
     )
     return float(Fraction(tail, math.comb(total, cand_samples)))
+
+
+def binomial_upper(successes: int, trials: int, rate: float) -> float:
+    """Exact one-sided binomial p-value that the true rate exceeds `rate`: P(X >= successes)."""
+    if successes <= 0:
+        return 1.0
+    if successes > trials:
+        return 0.0
+    if rate <= 0:
+        return 0.0
+    if rate >= 1:
+        return 1.0
+    # Summed in logarithms so that a thousand trials neither underflow nor overflow.
+    log_p, log_q = math.log(rate), math.log1p(-rate)
+    terms = [
+        math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
+        + k * log_p + (trials - k) * log_q
+        for k in range(successes, trials + 1)
+    ]  # fmt: skip
+    top = max(terms)
+    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+
+def binomial_lower(successes: int, trials: int, rate: float) -> float:
+    """Exact one-sided binomial p-value that the true rate is below `rate`: P(X <= successes)."""
+    return binomial_upper(trials - successes, trials, 1 - rate)
+
+
+def clopper_pearson_lower(successes: int, trials: int, alpha: float) -> float:
+    """The exact one-sided (1 - alpha) lower confidence bound for a binomial rate.
+
+    The smallest rate under which seeing `successes` or more has probability above
+    `alpha` (Clopper and Pearson 1934), found by bisection on the exact tail; unlike
+    Wilson's, its coverage is at least 1 - alpha at every rate.
+    """
+    if successes <= 0 or trials <= 0:
+        return 0.0
+    low, high = 0.0, successes / trials
+    for _ in range(60):
+        middle = (low + high) / 2
+        if binomial_upper(successes, trials, middle) > alpha:
+            high = middle
+        else:
+            low = middle
+    return low  # the tail at `low` is <= alpha: the bound errs low, never high
 
 
 def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
