@@ -64,13 +64,11 @@ def link_loop(exc: BaseException) -> CasegateError | None:
     if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
         where = exc.filename or "a path"
         return CasegateError(
-            f"{where}: is a loop of symbolic links; casegate reads only real files: remove "
-            "the link"
+            f"{where}: is a loop of symbolic links; casegate reads only real files: remove the link"
         )
     if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop"):
         where = str(exc).removeprefix("Symlink loop from ").strip("'")
         return CasegateError(
-            f"{where}: is a loop of symbolic links; casegate reads only real files: remove "
-            "the link"
+            f"{where}: is a loop of symbolic links; casegate reads only real files: remove the link"
         )
     return None
