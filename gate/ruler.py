@@ -615,6 +615,21 @@ def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]
     if (old.samples or new.samples) and _samples(old, base) != _samples(new, head):
         b2, h2 = _samples(old, base), _samples(new, head)
         changes.append(RulerChange(subject, f"samples {_fmt(b2)} → {_fmt(h2)}", where, True))
+    if old.cluster != new.cluster:
+        # Clusters widen the suite test's interval: leaving one narrows it.
+        changes.append(
+            RulerChange(subject, f"cluster {_fmt(old.cluster)} → {_fmt(new.cluster)}", where, True)
+        )
+    by_tag = base.loaded.config.clusters is not None and base.loaded.config.clusters.by == "tag"
+    if by_tag and old.cluster is None and old.tags[:1] != new.tags[:1]:
+        changes.append(
+            RulerChange(
+                subject,
+                f"first tag {_fmt(old.tags[:1])} → {_fmt(new.tags[:1])}, which is its cluster",
+                where,
+                True,
+            )
+        )
     if old.weight != new.weight:
         changes.append(
             RulerChange(subject, f"weight {_fmt(old.weight)} → {_fmt(new.weight)}", where, True)
@@ -856,15 +871,21 @@ def _baseline_file(side: Side, what: str) -> Path:
 def restate(candidate: RunResults, base: Side) -> RunResults:
     """The candidate's verdicts under the base's criticality and pass thresholds.
 
-    A pull request that marks a critical case non-critical, or lowers its
-    `min_pass_rate` to 0, is judged as if it had not: the samples stay its own.
+    A pull request that marks a critical case non-critical, lowers its `min_pass_rate`
+    to 0 or moves it out of a cluster is judged as if it had not: the samples stay its own.
     """
     cases = base.case_map
+    # The suite test's clusters are the base's too (gate.noise.clusters).
+    clusters = base.loaded.as_dict().get("clusters")
+    candidate.config = {k: v for k, v in candidate.config.items() if k != "clusters"}
+    if clusters is not None:
+        candidate.config["clusters"] = clusters
     for result in candidate.cases:
         case = cases.get(result.id)
         if case is None:
             continue
         result.critical = case.is_critical
+        result.cluster, result.tags = case.cluster, list(case.tags)
         if result.status == "error" or not result.samples:
             continue
         threshold = _threshold(case, base)

@@ -524,3 +524,13 @@ def test_a_key_the_review_does_not_know_loosens(
 
 def test_keys_that_decide_no_verdict_are_not_ruler_changes(repo: Project, tmp_path: Path) -> None:
     assert changes_after(repo, tmp_path, ("concurrency=3", "baseline_max_age_days=5")) == []
+
+
+def test_leaving_a_cluster_loosens(repo: Project, tmp_path: Path) -> None:
+    """Clusters widen the suite test's interval (issue #20); under a ruling the base's
+    clusters are used, and a pull request that moves a case out of one is listed."""
+    greet, echo, other = CASES
+    repo.write_cases([greet, {**echo, "cluster": "words"}, {**other, "cluster": "words"}])
+    git("commit", "-qam", "clusters", cwd=repo.root)
+    repo.write_cases([greet, echo, {**other, "cluster": "words"}])
+    assert changes_after(repo, tmp_path) == ["- case echo: cluster words → none"]
