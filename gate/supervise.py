@@ -103,6 +103,7 @@ def run_supervised(
     reap: bool = False,
     withhold: Sequence[str] = (),
     sandbox: SandboxPlan | None = None,
+    estimate: bool = False,
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
 
@@ -145,6 +146,8 @@ def run_supervised(
             "tags": list(chosen.tags),
             "shard": str(chosen.shard or "") or None,
             "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
+            # a baseline: `samples: auto` samples every case at a fixed count (gate.run)
+            "estimate": estimate,
         }
         private_file(request_path, json.dumps(request))  # its nonce is not the run's to read
         command = [sys.executable, *_interpreter_flags(), "-m", "gate.worker", str(request_path)]

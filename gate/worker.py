@@ -48,6 +48,7 @@ def main(argv: list[str]) -> int:
             show_progress=request["show_progress"],
             reference=reference,
             selection=selection.to_dict(),
+            estimate=bool(request.get("estimate")),
         )
         results.shard = shard.to_dict() if shard else None
         write_results(results, Path(request["out"]))

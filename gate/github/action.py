@@ -421,6 +421,7 @@ def run_baseline(
         reap=True,
         withhold=holdout.key_variables(loaded),
         sandbox=plan,
+        estimate=True,  # a baseline is estimated, never stopped early against the old one
     )
     for line in child.sandbox_notes:
         print(line, flush=True)
