@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate import checks
+from gate.batch.cost import price_key
 from gate.cases import Case
 from gate.config import LoadedConfig, Mode
 from gate.errors import CasegateError, SystemCallError
@@ -95,8 +96,9 @@ def recheck(
     """
     by_id = {case.id: case for case in cases}
     fingerprint = system_fingerprint(loaded.resolved_system())
-    differs = ruler is not None and ruler.config.pricing != loaded.config.pricing
-    costing = ruler if differs else None
+    # Under a ruling every sample is costed at the base's prices: a recorded cost_usd is
+    # the pull request's claim, and so is a price table it edits.
+    costing = ruler
     declared = checks.declared_tools(((ruler or loaded).config.system.model_extra) or {})
     services = None
     if recorded is not None:  # the snapshot, not the folder the run could write to
@@ -127,6 +129,32 @@ def recheck(
     candidate.cases = rebuilt
     candidate.summary = summarise(rebuilt)
     return candidate
+
+
+def ruled_cost(sample: SampleResult, ruler: LoadedConfig) -> float | None:
+    """The sample's cost as the base's prices allow it.
+
+    A recorded `cost_usd` is the pull request's claim: it stands only when it is at
+    least what the cheapest of the base's prices for the model (its batch price, for an
+    answer recorded through a batch API) makes of the tokens; otherwise, or with no cost
+    recorded, the base's normal price is used.
+    """
+    key = price_key(ruler, sample.model)
+    if key is None or (sample.input_tokens is None and sample.output_tokens is None):
+        return sample.cost_usd
+    price = ruler.config.pricing[key]
+    tokens_in, tokens_out = sample.input_tokens or 0, sample.output_tokens or 0
+    normal = (tokens_in * price.input + tokens_out * price.output) / 1e6
+    cheapest = (
+        tokens_in
+        * min(price.input, price.batch_input if price.batch_input is not None else price.input)
+        + tokens_out
+        * min(price.output, price.batch_output if price.batch_output is not None else price.output)
+    ) / 1e6
+    claimed = sample.cost_usd
+    if claimed is None or claimed < cheapest * (1 - 1e-9):
+        return normal
+    return claimed
 
 
 def _require_sample_numbers(case_id: str, outputs: Sequence[SampleResult]) -> None:
@@ -202,8 +230,7 @@ def _judge_again(
                 recorded.model, recorded.input_tokens, recorded.output_tokens
             )
     if costing is not None:  # the ruler's prices, not the pull request's
-        priced = costing.cost_of(sample.model, sample.input_tokens, sample.output_tokens)
-        sample.cost_usd = priced if priced is not None else sample.cost_usd
+        sample.cost_usd = ruled_cost(sample, costing)
     # Outside replay there is no snapshot to measure with: the run's word stands, as the
     # judge's does (and as its outputs do).
     delegated = DELEGATED | (checks.service_checks(case.expect) if services is None else set())

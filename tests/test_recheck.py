@@ -101,3 +101,35 @@ def test_tool_args_valid_without_declared_tools_is_refused_before_any_call(
     assert main(["record", "--quiet"]) == 2
     error = capsys.readouterr().err
     assert "cases.yaml:1: case 'a' uses tool_args_valid, but the system declares no tools" in error
+
+
+def _ruler_with(price: dict[str, float]) -> object:
+    from types import SimpleNamespace
+
+    from gate.config import Price
+
+    return SimpleNamespace(
+        config=SimpleNamespace(pricing={"m": Price(**price)}, system=SimpleNamespace(model="m"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("claimed", "expected"),
+    [
+        (0.0, 0.003),  # a recorded cost of nothing is the pull request's claim: base prices
+        (None, 0.003),  # nothing recorded: the base's normal price
+        (0.0015, 0.0015),  # an honest batch-priced answer keeps its recorded cost
+        (0.005, 0.005),  # a dearer claim only hurts the claimant
+    ],
+)
+def test_a_sample_is_costed_no_lower_than_the_bases_prices_allow(
+    claimed: float | None, expected: float
+) -> None:
+    from gate.recheck import ruled_cost
+    from gate.results import SampleResult
+
+    ruler = _ruler_with({"input": 1.0, "output": 2.0, "batch_input": 0.5, "batch_output": 1.0})
+    sample = SampleResult(
+        sample=0, status="pass", input_tokens=1000, output_tokens=1000, model="m", cost_usd=claimed
+    )
+    assert ruled_cost(sample, ruler) == pytest.approx(expected)  # type: ignore[arg-type]
