@@ -525,6 +525,12 @@ def suite_line(analysis: NoiseAnalysis) -> str:
             f" The {analysis.clusters} clusters move together: design effect "
             f"{analysis.design_effect:.1f} (the test flips whole clusters)."
         )
+    if analysis.run_shift > 0:
+        line += (
+            f" Clusters moved between the two runs beyond sampling noise (τ² = "
+            f"{analysis.run_shift:.2g} on the log-odds scale); critical cases are tested "
+            "against that spread too."
+        )
     return line
 
 
@@ -814,6 +820,7 @@ def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, An
         },
         "clusters": analysis.clusters,
         "design_effect": analysis.design_effect,
+        "run_shift_variance": analysis.run_shift,
         "suite_confirmed": analysis.suite_confirmed,
         "mean_change": change.mean,
         "mean_change_ci": [change.low, change.high],

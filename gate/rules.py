@@ -88,7 +88,7 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
                 "and fail on the candidate"
                 if analysis is None
                 else f"{len(critical_regressions)} critical case(s) dropped significantly "
-                f"(one-sided Fisher exact test, Holm over the critical cases at alpha "
+                f"(one-sided Boschloo exact test, Holm over the critical cases at alpha "
                 f"{analysis.shares.critical:.2g})",
                 critical_regressions,
             )

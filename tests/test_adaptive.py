@@ -42,6 +42,19 @@ def test_non_critical_cases_answer_to_the_holm_threshold() -> None:
     assert plan_round(counts, refs, ADAPTIVE, GateConfig()) == {"crit": 4}
 
 
+def test_an_open_critical_case_takes_its_cluster_mates_to_its_next_look() -> None:
+    """Its test allows for a shift the cluster shares: the mates' samples show that shift."""
+    refs = {f"r{i}": Reference(19, 20, critical=False, cluster="refund") for i in range(4)}
+    refs["crit"] = Reference(19, 20, critical=True, cluster="refund")
+    refs["other"] = Reference(19, 20, critical=False, cluster="billing")
+    seen = {case_id: [True] * 4 for case_id in refs}
+    seen["crit"] = [True, True, False, True]
+    wanted = plan_round(seen, refs, ADAPTIVE, GateConfig())
+    assert wanted == {"crit": 4, "r0": 4, "r1": 4, "r2": 4, "r3": 4}
+    unclustered = {i: Reference(r.passes, r.samples, r.critical) for i, r in refs.items()}
+    assert plan_round(seen, unclustered, ADAPTIVE, GateConfig()) == {"crit": 4}
+
+
 STOCHASTIC_BOT = """
 import random
 

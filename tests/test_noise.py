@@ -48,10 +48,12 @@ def test_a_critical_case_falling_from_95_to_50_percent_blocks() -> None:
     assert verdict.decision == "block"
     assert verdict.reasons[0].rule == "critical_regression"
     assert "dropped significantly" in verdict.reasons[0].message
+    assert "Boschloo" in verdict.reasons[0].message
     body = markdown_report(comparison, verdict)
     assert "#### Significance (repeated samples)" in body
+    # Boschloo's p-value (Fisher's would be 0.0017)
     assert (
-        "| 🔴 | `crit` | 19/20 (76%–99%) | 10/20 (30%–70%) | 0.0017 | regression |"
+        "| 🔴 | `crit` | 19/20 (76%–99%) | 10/20 (30%–70%) | 0.00075 | regression |"
         in body.replace("  ", " ")
     )
 

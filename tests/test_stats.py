@@ -1,4 +1,4 @@
-"""gate/noise/stats.py held to scipy, the reference (a development dependency only)."""
+"""gate/noise/stats.py held to scipy, the reference."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from scipy import stats as scipy_stats
 from gate.noise.stats import (
     binomial_lower,
     binomial_upper,
+    boschloo_lower,
     clopper_pearson_lower,
     fisher_lower,
     holm,
@@ -51,6 +52,54 @@ def test_fisher_matches_scipy(table: tuple[int, int, int, int]) -> None:
     # of passing exceed the candidate's, i.e. the candidate is lower.
     _, reference = scipy_stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative="greater")
     assert fisher_lower(k1, n1, k2, n2) == pytest.approx(reference, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.tuples(st.integers(1, 30), st.integers(1, 30)).flatmap(
+    lambda ns: st.tuples(
+        st.integers(0, ns[0]), st.just(ns[0]), st.integers(0, ns[1]), st.just(ns[1])
+    )
+))  # fmt: skip
+def test_boschloo_is_scipys_and_never_above_fisher(table: tuple[int, int, int, int]) -> None:
+    k1, n1, k2, n2 = table
+    p = boschloo_lower(k1, n1, k2, n2)
+    assert 0 <= p <= fisher_lower(k1, n1, k2, n2) + 1e-12
+    if k2 * n1 < k1 * n2:  # the candidate is lower: scipy's test, table in its layout
+        reference = scipy_stats.boschloo_exact(
+            [[k1, k2], [n1 - k1, n2 - k2]], alternative="greater"
+        ).pvalue
+        assert p == pytest.approx(min(reference, fisher_lower(k1, n1, k2, n2)), rel=1e-9)
+
+
+def _rejection_chance(test, alpha: float, n1: int, n2: int, rate: float) -> float:  # type: ignore[no-untyped-def]
+    """The exact chance that `test` rejects at `alpha` when both sides pass at `rate`."""
+    return sum(
+        scipy_stats.binom.pmf(k1, n1, rate) * scipy_stats.binom.pmf(k2, n2, rate)
+        for k1 in range(n1 + 1)
+        for k2 in range(n2 + 1)
+        if test(k1, n1, k2, n2) <= alpha
+    )
+
+
+@pytest.mark.parametrize(("n1", "n2", "alpha"), [(20, 20, 0.0133), (36, 12, 0.0133), (20, 8, 0.01)])
+def test_boschloo_holds_its_level_and_beats_fisher(n1: int, n2: int, alpha: float) -> None:
+    """Exact at every common rate (within the maximisation's grid), and more powerful."""
+    rates = [i / 40 for i in range(1, 40)]
+    worst = max(_rejection_chance(boschloo_lower, alpha, n1, n2, r) for r in rates)
+    assert worst <= alpha * 1.001
+    power = sum(
+        scipy_stats.binom.pmf(k1, n1, 0.95) * scipy_stats.binom.pmf(k2, n2, 0.5)
+        for k1 in range(n1 + 1)
+        for k2 in range(n2 + 1)
+        if boschloo_lower(k1, n1, k2, n2) <= alpha
+    )
+    fisher_power = sum(
+        scipy_stats.binom.pmf(k1, n1, 0.95) * scipy_stats.binom.pmf(k2, n2, 0.5)
+        for k1 in range(n1 + 1)
+        for k2 in range(n2 + 1)
+        if fisher_lower(k1, n1, k2, n2) <= alpha
+    )
+    assert power > fisher_power
 
 
 def test_fisher_known_values() -> None:

@@ -17,7 +17,9 @@ the chance of blocking an unchanged system (gate.noise.level):
   next look together, so the next test again reads equal prefixes.
 
 Non-critical cases never block on their own; they sample on only while a drop
-significant in their Holm family (for the report) is still within reach. A case
+significant in their Holm family (for the report) is still within reach, or while
+a critical case of their cluster is open (its test reads their evidence of a
+shift the cluster shares between the runs). A case
 the baseline lacks is sampled to `max`: there is nothing to stop early against.
 A baseline is estimated, not tested: `baseline_samples` is what each case gets.
 """
@@ -156,6 +158,7 @@ def plan_round(
             more = more_samples(reference, sum(verdicts_so_far), samples, adaptive, alpha) > 0
         if more:
             wanted[case_id] = _to_next_look(samples, looks)
+    _with_mates(wanted, outcomes, refs)
     if not blocked_already(outcomes, refs, looks, shares.critical, len(critical)):
         lockstep = suite_open(outcomes, refs, looks, shares.suite)
         if lockstep is not None:
@@ -166,6 +169,27 @@ def plan_round(
                     extra = lockstep - len(verdicts_so_far)
                     wanted[case_id] = max(wanted.get(case_id, 0), extra)
     return wanted
+
+
+def _with_mates(
+    wanted: dict[str, int], outcomes: Mapping[str, Sequence[bool]], refs: Mapping[str, Reference]
+) -> None:
+    """An open critical case in a cluster takes its mates to its next look.
+
+    Its test allows for a shift its cluster shares between the two runs, and the mates'
+    samples are the evidence of that shift (gate.noise.runshift).
+    """
+    targets: dict[str, int] = {}
+    for case_id, extra in list(wanted.items()):
+        reference = refs.get(case_id)
+        if reference is not None and reference.critical and reference.cluster:
+            target = len(outcomes[case_id]) + extra
+            targets[reference.cluster] = max(targets.get(reference.cluster, 0), target)
+    for case_id, verdicts_so_far in outcomes.items():
+        reference = refs.get(case_id)
+        target = targets.get(reference.cluster or "", 0) if reference else 0
+        if target > len(verdicts_so_far):
+            wanted[case_id] = max(wanted.get(case_id, 0), target - len(verdicts_so_far))
 
 
 def _to_next_look(samples: int, looks: list[int]) -> int:

@@ -1,7 +1,8 @@
 """The comparison under noise: with repeated samples, every rule is decided by a test.
 
 Per case, a drop counts as a regression only when it exceeds the tolerance and
-a one-sided Fisher exact test on passes/samples says it is not chance. The
+a one-sided exact test on passes/samples says it is not chance (Boschloo's for
+critical cases, which can block; Fisher's for the others, which are reported). The
 critical cases are one Holm family at their share of the gate's level
 (gate.noise.level); the other cases, which never block on their own, form a
 second Holm family at `alpha`, for the report. At suite level a paired
@@ -23,14 +24,23 @@ independent would overstate the evidence.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from gate.config import AdaptiveConfig, GateConfig
 from gate.noise import level
-from gate.noise.stats import MeanChange, fisher_lower, holm, mean_change, sign_flip_lower, wilson
+from gate.noise.runshift import RunShift, estimate
+from gate.noise.stats import (
+    MeanChange,
+    boschloo_lower,
+    fisher_lower,
+    holm,
+    mean_change,
+    sign_flip_lower,
+    wilson,
+)
 from gate.results import EPSILON, CaseResult
 
 #: the report names the design effect of the clusters from this ratio up
@@ -83,6 +93,8 @@ class NoiseAnalysis:
     #: clustered variance of the suite's differences over the independent one (1: none)
     design_effect: float = 1.0
     clusters: int = 0
+    #: τ², the run-to-run variance of a cluster's log-odds (gate.noise.runshift; 0: none)
+    run_shift: float = 0.0
     #: a suite-level drop re-tested on fresh samples (None: not re-tested)
     suite_confirmed: bool | None = None
 
@@ -102,6 +114,19 @@ def verdicts(case: CaseResult) -> list[bool] | None:
     return [sample.status == "pass" for sample in sorted(case.outputs, key=lambda o: o.sample)]
 
 
+def prefix_counts(old: CaseResult, new: CaseResult) -> tuple[int, int, int, int]:
+    """Both sides' passes over their equal first samples (the whole counts without verdicts).
+
+    Empirical log-odds are biased towards 0 by different amounts at different counts
+    (4/4 and 72/72 differ by 2.8), so clusters are compared on equal counts.
+    """
+    base, cand = verdicts(old), verdicts(new)
+    if base is None or cand is None:
+        return old.passes, old.samples, new.passes, new.samples
+    m = min(len(base), len(cand))
+    return sum(base[:m]), m, sum(cand[:m]), m
+
+
 def design_of(config: Mapping[str, Any]) -> list[int] | None:
     """The looks of a `samples: auto` run, from its recorded config (None: fixed samples)."""
     if config.get("samples") != "auto":
@@ -113,35 +138,62 @@ def design_of(config: Mapping[str, Any]) -> list[int] | None:
     return level.looks(adaptive)
 
 
+Test = Callable[[int, int, int, int], float]
+
+
+def critical_test(case_id: str, shift: RunShift | None) -> Test:
+    """A critical case's test: Boschloo's exact test, and with declared clusters also the
+    run-to-run spread of their shifts (gate.noise.runshift); the larger p-value counts."""
+    if shift is None:
+        return boschloo_lower
+
+    def test(base_passes: int, base_samples: int, cand_passes: int, cand_samples: int) -> float:
+        counts = (base_passes, base_samples, cand_passes, cand_samples)
+        return max(boschloo_lower(*counts), boschloo_lower(*shift.effective(case_id, counts)))
+
+    return test
+
+
 def sequential_p(
-    passes: int, samples: int, outcomes: Sequence[bool] | None, looks: list[int] | None
+    passes: int,
+    samples: int,
+    outcomes: Sequence[bool] | None,
+    looks: list[int] | None,
+    test: Test = fisher_lower,
 ) -> float:
     """The candidate-lower p-value of a case, valid however its sample count was chosen.
 
     `passes`/`samples` are the baseline's; `outcomes` the candidate's verdicts in order.
-    Under fixed samples it is Fisher's; under `samples: auto`, the smallest over the looks
-    reached of Fisher's p at that look divided by the look's spend.
+    Under fixed samples it is `test`'s; under `samples: auto`, the smallest over the looks
+    reached of `test`'s p at that look divided by the look's spend.
     """
     assert outcomes is not None
     count = len(outcomes)
     if looks is None or count not in looks:
         # Fixed samples, or a case with its own fixed `samples` inside an auto run.
-        return fisher_lower(passes, samples, sum(outcomes), count)
+        return test(passes, samples, sum(outcomes), count)
     best = 1.0
     for index, look in enumerate(looks):
         if look > count:
             break
-        p = fisher_lower(passes, samples, sum(outcomes[:look]), look)
+        p = test(passes, samples, sum(outcomes[:look]), look)
         best = min(best, p / level.look_weight(index, len(looks)))
     return min(1.0, best)
 
 
-def case_test(old: CaseResult, new: CaseResult, looks: list[int] | None = None) -> CaseTest:
+def case_test(
+    old: CaseResult, new: CaseResult, looks: list[int] | None = None, shift: RunShift | None = None
+) -> CaseTest:
+    """The case's two one-sided tests. A critical case that dropped is tested by
+    `critical_test` (it can block); every other p-value is Fisher's (report only)."""
+    test: Test = fisher_lower
+    if new.critical and new.passes * old.samples < old.passes * new.samples:
+        test = critical_test(new.id, shift)
     outcomes = verdicts(new)
     if outcomes is None:
-        p_lower = fisher_lower(old.passes, old.samples, new.passes, new.samples)
+        p_lower = test(old.passes, old.samples, new.passes, new.samples)
     else:
-        p_lower = sequential_p(old.passes, old.samples, outcomes, looks)
+        p_lower = sequential_p(old.passes, old.samples, outcomes, looks, test)
     return CaseTest(
         id=new.id,
         critical=new.critical,
@@ -260,7 +312,10 @@ def analyse(
 ) -> NoiseAnalysis:
     """`pairs` are (baseline, candidate) results of the cases both runs judged; `looks` the
     candidate's `samples: auto` schedule (None: fixed samples); `clusters` case id → cluster."""
-    tests = [case_test(old, new, looks) for old, new in pairs]
+    shift = None
+    if clusters:
+        shift = estimate({new.id: prefix_counts(old, new) for old, new in pairs}, clusters)
+    tests = [case_test(old, new, looks, shift) for old, new in pairs]
     shares = level.shares(rule, has_critical=any(t.critical for t in tests))
     suite = suite_test(pairs, shares.suite, looks, clusters)
     regressions = significant(tests, rule, lower=True)
@@ -283,6 +338,7 @@ def analyse(
         shares=shares,
         design_effect=suite.design_effect,
         clusters=suite.clusters if clusters else 0,
+        run_shift=shift.variance if shift else 0.0,
     )
 
 

@@ -1,10 +1,11 @@
 """The few statistics the noise-aware gate needs, exact where exactness is cheap.
 
 These are small closed forms (Wilson, Clopper–Pearson, Fisher's exact test, an
-exact binomial tail, Holm, an exact sign-flip test, a t interval). They are
-written out here rather than taken from scipy to keep the Action's image small;
-the tests check every one of them against scipy, which is a development
-dependency only.
+exact binomial tail, Holm, an exact sign-flip test, a t interval), written out
+here so that the common path never pays for importing scipy; the tests check
+every one of them against scipy. The one that is not a closed form, Boschloo's
+exact unconditional test (a maximum over a nuisance rate), is scipy's, imported
+only when a critical case needs it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,30 @@ def fisher_lower(base_passes: int, base_samples: int, cand_passes: int, cand_sam
         for x in range(lowest, cand_passes + 1)
     )
     return float(Fraction(tail, math.comb(total, cand_samples)))
+
+
+@lru_cache(maxsize=65_536)
+def boschloo_lower(
+    base_passes: int, base_samples: int, cand_passes: int, cand_samples: int
+) -> float:
+    """One-sided Boschloo exact test that the candidate's pass rate is lower.
+
+    Boschloo (1970) ranks tables by Fisher's p-value and takes the largest
+    probability, over the common pass rate, of a table at least as extreme: exact
+    at every rate, and never less powerful than Fisher's test (its p-value is at
+    most Fisher's). At 20 samples a side and alpha 0.0133 it catches a 0.95 → 0.5
+    drop 89% of the time where Fisher catches 82%. A candidate that is not lower
+    keeps Fisher's p-value: it cannot be a regression, and the maximum costs ~15 ms.
+    """
+    fisher = fisher_lower(base_passes, base_samples, cand_passes, cand_samples)
+    if cand_passes * base_samples >= base_passes * cand_samples:
+        return fisher
+    from scipy.stats import boschloo_exact  # ~0.3 s to import; only critical drops need it
+
+    table = [[base_passes, cand_passes], [base_samples - base_passes, cand_samples - cand_passes]]
+    # "greater": the first column's (the baseline's) rate is the larger one.
+    result = boschloo_exact(table, alternative="greater")
+    return min(fisher, float(result.pvalue))
 
 
 def binomial_upper(successes: int, trials: int, rate: float) -> float:

@@ -1,0 +1,159 @@
+"""gate/noise/runshift.py: a critical case's test allows for a shift its cluster shares."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+from statsmodels.stats.meta_analysis import combine_effects
+
+from gate.config import GateConfig
+from gate.noise.analysis import analyse, case_test, critical_test
+from gate.noise.runshift import (
+    SPREAD_CONFIDENCE,
+    between_variance,
+    estimate,
+    generalised_q,
+    logit_change,
+    q_profile,
+)
+from tests.factories import sampled
+
+changes = st.lists(
+    st.tuples(st.floats(-4, 4), st.floats(0.05, 3)), min_size=3, max_size=12
+)  # (log-odds change, its sampling variance)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # statsmodels' I² at τ² 0
+@settings(max_examples=80, deadline=None)
+@given(changes)
+def test_q_profile_at_k_minus_one_is_statsmodels_paule_mandel(pairs: list) -> None:  # type: ignore[type-arg]
+    effects = np.array([change for change, _ in pairs])
+    variances = np.array([variance for _, variance in pairs])
+    reference = combine_effects(effects, variances, method_re="pm").tau2
+    assert q_profile(pairs, len(pairs) - 1) == pytest.approx(reference, abs=1e-6, rel=1e-4)
+
+
+@settings(max_examples=80, deadline=None)
+@given(changes)
+def test_the_spread_bound_is_the_q_profile_at_its_confidence(pairs: list) -> None:  # type: ignore[type-arg]
+    bound = between_variance(pairs)
+    target = scipy_stats.chi2.ppf(1 - SPREAD_CONFIDENCE, len(pairs) - 1)
+    if bound == 0:
+        assert generalised_q(pairs, 0.0) <= target
+    else:
+        assert generalised_q(pairs, bound) == pytest.approx(target, rel=1e-6)
+        # an upper bound: never below the point estimate
+        assert bound >= q_profile(pairs, len(pairs) - 1) - 1e-9
+
+
+def test_the_spread_bound_covers_the_true_spread_at_its_confidence() -> None:
+    """Simulated clusters with a known τ²: the bound is at or above it ~80% of the time."""
+    import random
+
+    rng = random.Random(3)
+    tau2, covered, trials = 1.0, 0, 2000
+    for _ in range(trials):
+        pairs = []
+        for _ in range(8):
+            variance = rng.uniform(0.1, 1.0)
+            pairs.append((rng.gauss(0, math.sqrt(tau2 + variance)), variance))
+        covered += between_variance(pairs) >= tau2
+    assert SPREAD_CONFIDENCE - 0.03 <= covered / trials <= SPREAD_CONFIDENCE + 0.03
+
+
+def test_log_odds_change_is_finite_at_the_boundary() -> None:
+    change, variance = logit_change((20, 20, 20, 20))
+    assert change == 0
+    assert variance == pytest.approx(2 * (1 / 20.5 + 1 / 0.5))
+
+
+def _drifting_family() -> list[tuple[str, int, int, int, int, str]]:
+    """Eight families of five; family f1 fell together in the candidate's run."""
+    rows = []
+    for family in range(8):
+        for member in range(5):
+            case_id = f"f{family}-{member}"
+            if family == 1:
+                rows.append((case_id, 18, 20, 8, 20, f"f{family}"))
+            else:
+                rows.append(
+                    (case_id, 15 + member % 3, 20, 15 + (member + family) % 3, 20, f"f{family}")
+                )
+    return rows
+
+
+def test_a_critical_case_that_fell_with_its_whole_family_is_not_a_regression_alone() -> None:
+    rows = _drifting_family()
+    counts = {case_id: (bp, bn, cp, cn) for case_id, bp, bn, cp, cn, _ in rows}
+    clusters = {case_id: cluster for case_id, *_, cluster in rows}
+    shift = estimate(counts, clusters)
+    # Alone, 18/20 → 8/20 is a clear drop; its four mates fell exactly as far.
+    assert critical_test("f1-0", None)(18, 20, 8, 20) < 0.01
+    assert critical_test("f1-0", shift)(18, 20, 8, 20) > 0.05
+    assert shift.effective("f1-0", (18, 20, 8, 20)) != (18, 20, 8, 20)
+
+
+def test_a_critical_case_that_fell_alone_is_still_caught_in_a_clustered_suite() -> None:
+    rows = [(c, bp, bn, cp, cn, k) for c, bp, bn, cp, cn, k in _drifting_family() if k != "f1"]
+    rows.append(("f1-0", 19, 20, 6, 20, "f1"))
+    rows += [(f"f1-{m}", 18, 20, 18, 20, "f1") for m in range(1, 5)]
+    counts = {case_id: (bp, bn, cp, cn) for case_id, bp, bn, cp, cn, _ in rows}
+    clusters = {case_id: cluster for case_id, *_, cluster in rows}
+    shift = estimate(counts, clusters)
+    assert critical_test("f1-0", shift)(19, 20, 6, 20) < 0.005
+
+
+def test_clusters_that_do_not_drift_keep_the_exact_test() -> None:
+    counts = {f"c{i}": (17, 20, 17, 20) for i in range(12)}
+    clusters = {f"c{i}": f"k{i // 3}" for i in range(12)}
+    shift = estimate(counts, clusters)
+    assert shift.variance == 0
+    assert shift.effective("c0", (17, 20, 9, 20)) == (17, 20, 9, 20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=4, max_size=10),
+    st.integers(2, 4),
+)
+def test_declaring_clusters_never_lowers_a_critical_cases_p_value(
+    passes: list[tuple[int, int]], size: int
+) -> None:
+    pairs = [
+        (
+            sampled(f"c{i}", base, 12, critical=i == 0),
+            sampled(f"c{i}", cand, 12, critical=i == 0),
+        )
+        for i, (base, cand) in enumerate(passes)
+    ]
+    clusters = {f"c{i}": f"k{i // size}" for i in range(len(passes))}
+    plain = analyse(pairs, GateConfig()).tests["c0"].p_lower
+    clustered = analyse(pairs, GateConfig(), clusters=clusters).tests["c0"].p_lower
+    assert clustered >= plain - 1e-12
+    assert case_test(pairs[0][0], pairs[0][1]).p_lower == pytest.approx(plain)
+
+
+def test_the_report_names_the_spread_it_allowed_for() -> None:
+    from gate.report import suite_line
+
+    rows = _drifting_family()
+    pairs = [
+        (
+            sampled(case_id, bp, bn, critical=case_id == "f1-0"),
+            sampled(case_id, cp, cn, critical=case_id == "f1-0"),
+        )
+        for case_id, bp, bn, cp, cn, _ in rows
+    ]
+    clusters = {case_id: cluster for case_id, *_, cluster in rows}
+    analysis = analyse(pairs, GateConfig(), clusters=clusters)
+    assert analysis.regressions == []
+    assert analysis.run_shift > 0
+    assert "Clusters moved between the two runs beyond sampling noise" in suite_line(analysis)
+    plain = analyse(pairs, GateConfig())
+    assert plain.regressions == ["f1-0"]
+    assert "Clusters moved" not in suite_line(plain)
