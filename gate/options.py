@@ -53,7 +53,7 @@ def selection_options(parser: argparse.ArgumentParser) -> None:
 
 def _shard(text: str) -> object:
     from gate.errors import ConfigError
-    from gate.shard import Shard
+    from gate.suite.shard import Shard
 
     try:
         return Shard.parse(text)

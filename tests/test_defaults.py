@@ -12,12 +12,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import ruler
-from gate.basetree import extract_tree
-from gate.cases import load_cases
 from gate.cli import main
-from gate.defaults import SuiteDefaults, expect_difference, merge
+from gate.deciding import ruler
+from gate.deciding.basetree import extract_tree
 from gate.errors import CaseFileError
+from gate.suite.cases import load_cases
+from gate.suite.defaults import SuiteDefaults, expect_difference, merge
 from tests.conftest import Project, case
 from tests.fakes.actions import git, init_repository
 

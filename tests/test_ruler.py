@@ -15,10 +15,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import basetree, ruler
 from gate.cli import main
-from gate.config import GateConfig
+from gate.deciding import basetree, ruler
 from gate.errors import ConfigError
+from gate.suite.config import GateConfig
 from tests.conftest import Project, case
 from tests.fakes.actions import git, init_repository
 

@@ -18,16 +18,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import basetree, checks, ruler
-from gate.checks.similar import figure
 from gate.cli import load_project, main
+from gate.deciding import basetree, ruler
+from gate.deciding.recheck import recheck, snapshot
+from gate.judging import checks
+from gate.judging.checks.similar import figure
 from gate.outputs import Output
-from gate.recheck import recheck, snapshot
+from gate.produce.run import Answer, judge_sample
+from gate.produce.services.embeddings import Embedder, as_float32, cosine
+from gate.produce.services.recorded import Snapshot
+from gate.produce.services.suite import Services
 from gate.results import read_results
-from gate.run import Answer, judge_sample
-from gate.services.embeddings import Embedder, as_float32, cosine
-from gate.services.recorded import Snapshot
-from gate.services.suite import Services
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.actions import init_repository
 from tests.fakes.llm_server import Fault
@@ -37,7 +38,7 @@ REFUND = "plain: refunds go back to your card within five days"
 
 
 class WordEmbedder:
-    """Stands in for gate.services.embeddings.Embedder in check-level tests: the loopback
+    """Stands in for gate.produce.services.embeddings.Embedder in check-level tests: the loopback
     server's word-count vectors, compared as casegate compares them."""
 
     def describe(self) -> str:
