@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, importers, options
+from gate import __version__, importers
 from gate.drift import command as drift
 from gate.errors import INTERRUPTED, CasegateError, link_loop
 from gate.history import parser as history_parser
@@ -20,7 +20,7 @@ from gate.produce import housekeeping
 from gate.produce.batch import parser as batch_parser
 from gate.reporting import show
 from gate.secrets import redact
-from gate.suite import starter
+from gate.suite import options, starter
 from gate.suite.project import load, load_project, selection_of
 
 Handler = Callable[[argparse.Namespace], int]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gate.cli import main
-from gate.judging import usercode
+from gate.suite import usercode
 from tests.conftest import Project, case
 
 

@@ -30,11 +30,12 @@ from gate.errors import CasegateError, ConfigError
 from gate.history.integrity import rewritten_lines
 from gate.history.integrity import summary as history_summary
 from gate.holdout.rulerdiff import differences as holdout_differences
-from gate.judging import checks, usercode
+from gate.judging import checks
 from gate.judging.checks.graded import pairwise_rubric
 from gate.judging.judge import JudgePin
 from gate.produce.services.pins import ServicePin
 from gate.results import EPSILON, RunResults, summarise
+from gate.suite import usercode
 from gate.suite.cases import Case, load_cases, resolve_case_paths
 from gate.suite.config import GateConfig, LoadedConfig, load_config
 from gate.suite.defaults import expect_difference
@@ -141,7 +142,7 @@ class Side:
 
     def check_sources(self) -> dict[str, str]:
         """module → sha256 of its file, for every custom check's module and the local
-        modules it imports (read, not imported: gate.judging.usercode.local_sources)."""
+        modules it imports (read, not imported: gate.suite.usercode.local_sources)."""
         modules = sorted(
             {
                 usercode.parse_spec(spec, "check")[0]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate import options
+from gate.suite import options
 
 #: what `--format` accepts
 FORMATS = ("text", "markdown", "json")

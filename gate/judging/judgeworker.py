@@ -23,9 +23,9 @@ def main(argv: list[str]) -> int:
     from gate.judging.checks.base import Subject
     from gate.judging.checks.custom import custom, parse_custom
     from gate.judging.treeimport import Footprint, TreeFinder
-    from gate.judging.usercode import UserCodeError, load_from_tree
     from gate.outputs import ToolCall
     from gate.suite.cases import Case
+    from gate.suite.usercode import UserCodeError, load_from_tree
 
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     out = Path(request["out"])

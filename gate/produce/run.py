@@ -20,7 +20,7 @@ from gate import __version__, heap
 from gate.deciding.noise import adaptive
 from gate.deciding.noise.stats import wilson
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
-from gate.judging import checks, usercode
+from gate.judging import checks
 from gate.judging.judge import Grader
 from gate.outputs import Output
 from gate.produce import systems
@@ -39,6 +39,7 @@ from gate.results import (
     summarise,
 )
 from gate.secrets import redact
+from gate.suite import usercode
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.yamlfile import line_of, load_yaml_file

@@ -95,7 +95,7 @@ class PythonBackend:
     """`target: module:function`, called with a list of texts, under the pin's timeout."""
 
     def __init__(self, pin: ServicePin, service: str, root: Path) -> None:
-        from gate.judging.usercode import load_callable
+        from gate.suite.usercode import load_callable
 
         assert pin.target is not None  # ServicePin.problems refuses a python pin without one
         self.service = service

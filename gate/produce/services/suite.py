@@ -127,7 +127,7 @@ def for_snapshot(config: Config, snapshot: Snapshot) -> Services:
 
 def import_targets(loaded: LoadedConfig) -> None:
     """`validate`: import each python service target, blaming the config's line on failure."""
-    from gate.judging import usercode
+    from gate.suite import usercode
     from gate.yamlfile import line_of, load_yaml_file
 
     for key in ("embeddings", "moderation"):

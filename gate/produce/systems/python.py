@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from gate.errors import SystemCallError
-from gate.judging.usercode import load_callable
 from gate.outputs import Output
 from gate.produce.systems import Provider
+from gate.suite.usercode import load_callable
 
 _OUTPUT_KEYS = {
     "text",
