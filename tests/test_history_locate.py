@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gate.deciding.basetree import extract_tree
-from gate.deciding.ruler import RulerReview, Ruling
+from gate.deciding.ruler import Ruling
+from gate.deciding.rulerside import RulerReview
 from gate.errors import ConfigError
 from gate.history.locate import trusted_export
 from gate.suite.config import GateConfig, load_config

@@ -134,8 +134,8 @@ KNOWN_CLIMBS: set[tuple[str, str]] = {
     ("gate.deciding.compare", "gate.drift.age"),
     ("gate.deciding.compare", "gate.holdout.outcome"),
     ("gate.deciding.compare", "gate.holdout.verdicts"),
-    ("gate.deciding.ruler", "gate.history.integrity"),
-    ("gate.deciding.ruler", "gate.holdout.rulerdiff"),
+    ("gate.deciding.rulerdiff", "gate.history.integrity"),
+    ("gate.deciding.rulerdiff", "gate.holdout.rulerdiff"),
     ("gate.deciding.rules", "gate.holdout.rule"),
     ("gate.reporting.report", "gate.holdout.outcome"),
 }

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.cli import load_project, main
-from gate.deciding import basetree, ruler
+from gate.deciding import basetree, rulerdiff, rulerside
 from gate.deciding.recheck import recheck, snapshot
 from gate.judging import checks
 from gate.judging.checks.moderation import CATEGORIES as KNOWN
@@ -285,9 +285,9 @@ def test_a_changed_moderation_pin_is_a_ruler_change(project: Project, tmp_path: 
     moderation_project(project, "http://127.0.0.1:9")
     init_repository(project.root)
     tree, refused = basetree.extract_tree(project.root, "HEAD", tmp_path / "scratch")
-    base = ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
-    head = ruler.load_side(project.config_path, ("moderation.model=m2",), project.root)
-    (change,) = ruler.compare_rulers(base, head)
+    base = rulerside.load_side(tree / "casegate.yml", (), tree, refused=refused)
+    head = rulerside.load_side(project.config_path, ("moderation.model=m2",), project.root)
+    (change,) = rulerdiff.compare_rulers(base, head)
     assert change.loosens
     assert change.describe() == (
         "moderation service: openai omni-moderation-2024-09-26 → openai m2"

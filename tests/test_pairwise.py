@@ -338,13 +338,13 @@ def test_a_pairwise_case_in_error_on_the_candidate_is_never_left_out_of_the_rule
 
 
 def test_raising_or_removing_the_limit_loosens_the_ruler() -> None:
-    from gate.deciding import ruler
+    from gate.deciding import rulerside
 
-    direction = ruler.RULE_DIRECTIONS["max_pairwise_loss_rate"]
-    assert ruler._loosens(direction, 0.2, 0.3)
-    assert ruler._loosens(direction, 0.2, None)  # switched off
-    assert not ruler._loosens(direction, None, 0.2)  # switched on: tighter
-    assert not ruler._loosens(direction, 0.3, 0.2)
+    direction = rulerside.RULE_DIRECTIONS["max_pairwise_loss_rate"]
+    assert rulerside._loosens(direction, 0.2, 0.3)
+    assert rulerside._loosens(direction, 0.2, None)  # switched off
+    assert not rulerside._loosens(direction, None, 0.2)  # switched on: tighter
+    assert not rulerside._loosens(direction, 0.3, 0.2)
 
 
 # --- the report ----------------------------------------------------------------------

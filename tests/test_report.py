@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.deciding.compare import Comparison, compare
-from gate.deciding.ruler import RulerChange, RulerReview
+from gate.deciding.rulerside import RulerChange, RulerReview
 from gate.deciding.rules import Reason, Verdict, decide
 from gate.github.api import marker_for
 from gate.reporting.diffs import diff_texts

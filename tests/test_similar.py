@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.cli import load_project, main
-from gate.deciding import basetree, ruler
+from gate.deciding import basetree, rulerdiff, rulerside
 from gate.deciding.recheck import recheck, snapshot
 from gate.judging import checks
 from gate.judging.checks.similar import figure
@@ -419,9 +419,11 @@ def test_prune_keeps_the_embeddings_in_use_and_deletes_the_stale_ones(
 
 def changes(project: Project, tmp_path: Path, *overrides: str) -> list[str]:
     tree, refused = basetree.extract_tree(project.root, "HEAD", tmp_path / "scratch")
-    base = ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
-    head = ruler.load_side(project.config_path, overrides, project.root)
-    return [f"{'-' if c.loosens else '+'} {c.describe()}" for c in ruler.compare_rulers(base, head)]
+    base = rulerside.load_side(tree / "casegate.yml", (), tree, refused=refused)
+    head = rulerside.load_side(project.config_path, overrides, project.root)
+    return [
+        f"{'-' if c.loosens else '+'} {c.describe()}" for c in rulerdiff.compare_rulers(base, head)
+    ]
 
 
 def test_a_changed_embeddings_pin_is_a_ruler_change(project: Project, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from gate.deciding.ruler import RulerChange
+from gate.deciding.rulerside import RulerChange
 from gate.judging.judgeproc import Footprint
 
 #: file names that Python may import in place of `name.py`

@@ -22,7 +22,7 @@ from tabulate import tabulate
 
 from gate.deciding.compare import Comparison, Delta
 from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
-from gate.deciding.ruler import RulerChange, RulerReview
+from gate.deciding.rulerside import RulerChange, RulerReview
 from gate.deciding.rules import Verdict
 from gate.holdout.outcome import HoldoutComparison
 from gate.judging.pairwise import CasePairs, PairwiseAnalysis
