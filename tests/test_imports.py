@@ -137,7 +137,7 @@ KNOWN_CLIMBS: set[tuple[str, str]] = {
     ("gate.deciding.rulerdiff", "gate.history.integrity"),
     ("gate.deciding.rulerdiff", "gate.holdout.rulerdiff"),
     ("gate.deciding.rules", "gate.holdout.rule"),
-    ("gate.reporting.report", "gate.holdout.outcome"),
+    ("gate.reporting.sections", "gate.holdout.outcome"),
 }
 
 

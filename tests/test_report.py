@@ -17,15 +17,8 @@ from gate.deciding.rules import Reason, Verdict, decide
 from gate.github.api import marker_for
 from gate.reporting.diffs import diff_texts
 from gate.reporting.junit import write_junit
-from gate.reporting.report import (
-    ZWSP,
-    cell,
-    code,
-    diff_block,
-    json_report,
-    markdown_report,
-    text_report,
-)
+from gate.reporting.markup import ZWSP, cell, code, diff_block
+from gate.reporting.report import json_report, markdown_report, text_report
 from gate.suite.config import GateConfig
 from tests.factories import result, run
 

@@ -139,7 +139,7 @@ def test_declaring_clusters_never_lowers_a_critical_cases_p_value(
 
 
 def test_the_report_names_the_spread_it_allowed_for() -> None:
-    from gate.reporting.report import suite_line
+    from gate.reporting.sections import suite_line
 
     rows = _drifting_family()
     pairs = [

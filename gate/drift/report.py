@@ -334,7 +334,7 @@ def markdown_report(
     report: DriftReport, *, marker: str | None = None, limit: int = BODY_LIMIT
 ) -> str:
     """The report in markdown, within `limit` characters; every untrusted string escaped."""
-    from gate.reporting.report import cell, code, diff_block, neutralise
+    from gate.reporting.markup import cell, code, diff_block, neutralise
 
     by_id = report.case_map()
     s = report.summary

@@ -27,7 +27,7 @@ from gate.errors import CasegateError, ConfigError, link_loop
 from gate.files import private_scratch, work_folder
 from gate.github.forkcomment import post_report, write_report_dir
 from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
-from gate.reporting.report import cell
+from gate.reporting.markup import cell
 from gate.secrets import announce_keys, redact
 from gate.suite.select import Selection, select
 from gate.suite.shard import Shard

@@ -30,7 +30,7 @@ from gate.errors import CasegateError, ConfigError
 from gate.files import parse_json, write_text
 from gate.github.api import CommentError, GitHub, marker_for
 from gate.logsafe import command, flatten
-from gate.reporting.report import neutralise
+from gate.reporting.markup import neutralise
 from gate.suite.config import SUITE_PATTERN
 
 SCHEMA = "casegate.comment/1"
@@ -176,7 +176,7 @@ def _stray(text: str, char: str, allowed: tuple[str, ...], start: int = 0) -> in
 
 
 def _unneutralised(text: str) -> int | None:
-    """Where the first @mention or #reference that gate.reporting.report.neutralise stops is."""
+    """Where the first @mention or #reference that gate.reporting.markup.neutralise stops is."""
     escaped = neutralise(text)
     if escaped == text:
         return None

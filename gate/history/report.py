@@ -23,7 +23,7 @@ from gate.history import queries
 from gate.history.locate import trusted_export
 from gate.history.queries import LastFailure, RunPoint
 from gate.history.store import Store
-from gate.reporting.report import ROWS_PER_TABLE, cell, code
+from gate.reporting.markup import ROWS_PER_TABLE, cell, code
 from gate.results import RunResults
 
 if TYPE_CHECKING:

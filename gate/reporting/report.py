@@ -11,90 +11,44 @@ kept on one line.
 
 from __future__ import annotations
 
-import html
 import json
-import re
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from tabulate import tabulate
-
 from gate.deciding.compare import Comparison, Delta
-from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
-from gate.deciding.rulerside import RulerChange, RulerReview
+from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.rules import Verdict
-from gate.holdout.outcome import HoldoutComparison
-from gate.judging.pairwise import CasePairs, PairwiseAnalysis
 from gate.logsafe import flatten
 from gate.reporting.diffs import diff_texts
-from gate.results import CaseResult
-
-#: GitHub refuses comment bodies over 65,536 characters; keep a margin.
-COMMENT_LIMIT = 60_000
-ROWS_PER_TABLE = 50
-CELL_LIMIT = 240
-OUTPUT_LIMIT = 1_200
-#: the ruler section's share of a comment; it is never dropped, only shortened
-RULER_LIMIT = 12_000
-ZWSP = "\u200b"
-
-# `$` opens GitHub's inline math, which can typeset text of any size and colour.
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]|~$])")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REFERENCE = re.compile(r"#(?=\d)|(?<![A-Za-z0-9])GH(?=-\d)", re.IGNORECASE)
-# Bidirectional controls reorder what a reader sees ("Trojan Source"): dropped.
-_BIDI = dict.fromkeys(
-    map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+from gate.reporting.markup import (
+    CELL_LIMIT,
+    COMMENT_LIMIT,
+    RULER_LIMIT,
+    block,
+    cell,
+    code,
+    diff_block,
+    html_text,
+    money,
+    table,
+    truncate,
 )
-# Shown as it is inside `…`: no backtick (it would close the span), no pipe (it splits
-# a table row even there), nothing GitHub could read as a mention or a reference, and
-# single spaces only between words (a code span trims and collapses them).
-_CODE_CHAR = r"[\w.:/+=,;()\[\]{}!?%^~*'\"$…-]"
-_PLAIN_CODE = re.compile(rf"{_CODE_CHAR}+(?: {_CODE_CHAR}+)*")
-
-
-def _truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def neutralise(text: str) -> str:
-    """Stop @mentions and #123 (or GH-123) references from notifying or linking."""
-    return _REFERENCE.sub(lambda m: m.group(0) + ZWSP, _MENTION.sub("@" + ZWSP, text))
-
-
-def _html_text(text: str | None, limit: int) -> str:
-    """Untrusted text on one line inside HTML (no markdown is read there)."""
-    flat = " ".join((text or "").translate(_BIDI).split())
-    return neutralise(html.escape(_truncate(flat, limit), quote=False))
-
-
-def cell(text: str | None, limit: int = CELL_LIMIT) -> str:
-    """Untrusted text made safe on one line of markdown, a table cell included."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", _html_text(text, limit))
-
-
-def block(text: str | None, limit: int = OUTPUT_LIMIT) -> str:
-    """Untrusted multi-line text as an HTML <pre> block (no markdown inside)."""
-    if text is None:
-        return "<pre>(no output)</pre>"
-    shown = _truncate(text.translate(_BIDI), limit)
-    return "<pre>" + neutralise(html.escape(shown, quote=False)) + "</pre>"
-
-
-def code(text: str, limit: int = CELL_LIMIT) -> str:
-    """Any string (a case id, a system name, a path) as inline code, safe on one line.
-
-    Plain identifiers become `…`, exactly as written; anything else (a backtick,
-    a pipe, `<`, `@`, a line break …) is escaped into <code>…</code> instead.
-    """
-    if len(text) <= limit and _PLAIN_CODE.fullmatch(text):
-        return f"`{text}`"
-    return f"<code>{cell(text, limit)}</code>"
-
-
-def money(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.4f}"
+from gate.reporting.sections import (
+    case_verdict,
+    critical_first,
+    holdout_section,
+    interval_of,
+    old_recordings_section,
+    pairwise_lines,
+    pairwise_section,
+    rate_text,
+    ruler_section,
+    ruler_text,
+    significance_section,
+    stale_baseline_section,
+    suite_line,
+)
+from gate.results import CaseResult
 
 
 def _figure(delta: Delta) -> tuple[str, str, str]:
@@ -156,7 +110,7 @@ def _short_value(value: Any) -> str:
     if value is None:
         return "unset"
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return _truncate(" ".join(text.split()), 60)
+    return truncate(" ".join(text.split()), 60)
 
 
 # --- text ---------------------------------------------------------------------
@@ -171,7 +125,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
     lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
     lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
     if comparison.ruler is not None:
-        lines += _ruler_text(comparison.ruler)
+        lines += ruler_text(comparison.ruler)
     if comparison.holdout is not None:  # counts only: gate.holdout never names a case
         lines += [f"  ◦ {line}" for line in comparison.holdout.lines()]
     for reason in verdict.reasons:
@@ -191,11 +145,11 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
             case = source.get(case_id)
             mark = " [critical]" if case is not None and case.critical else ""
             reason = (
-                f": {_truncate(case.reason, 100)}" if show_reason and case and case.reason else ""
+                f": {truncate(case.reason, 100)}" if show_reason and case and case.reason else ""
             )
             lines.append(f"  {case_id}{mark}{reason}")
 
-    ordered = _critical_first(comparison, comparison.regressions)
+    ordered = critical_first(comparison, comparison.regressions)
     listed("regressions", ordered, comparison.candidate_cases, True)
     analysis = comparison.noise
     if analysis is not None:
@@ -238,42 +192,6 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
     return "\n".join(flatten(line) for line in lines)
 
 
-def _ruler_text(review: RulerReview) -> list[str]:
-    head = f"ruler changes against the base {review.base}: {_ruler_summary(review)}"
-    if review.accepted:
-        head += " — accepted on purpose"
-        head += f" by {review.accepted_by}" if review.accepted_by else ""
-    elif review.blocks:
-        head += " — the loosening changes block until they are accepted on purpose"
-        head += f" ({review.how_to_accept})" if review.how_to_accept else ""
-    lines = [head]
-    for change in review.loosening + review.tightening:
-        if change.loosens:
-            kind = "✓ accepted, loosens" if review.accepted else "✗ loosens"
-        else:
-            kind = "+ tightens"
-        where = f" ({change.where})" if change.where else ""
-        lines.append(f"  {kind}: {change.subject}: {change.text}{where}")
-    lines += [f"  i {note}" for note in review.notes]
-    return lines
-
-
-def _critical_first(comparison: Comparison, ids: list[str]) -> list[str]:
-    return sorted(ids, key=lambda i: (not comparison.candidate_cases[i].critical, i))
-
-
-# --- markdown -----------------------------------------------------------------
-
-
-def _table(headers: list[str], rows: list[list[str]], total: int) -> str:
-    body = tabulate(
-        rows[:ROWS_PER_TABLE], headers=headers, tablefmt="github", disable_numparse=True
-    )
-    if total > ROWS_PER_TABLE:
-        body += f"\n\n_… and {total - ROWS_PER_TABLE} more in the results file._"
-    return body
-
-
 def _failing_checks(case: CaseResult | None) -> str:
     if case is None:
         return "—"
@@ -302,12 +220,12 @@ def markdown_report(
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
     if comparison.warnings:
-        head.append(_stale_baseline_section(comparison.warnings))
+        head.append(stale_baseline_section(comparison.warnings))
     if comparison.recording_warnings:
         head.append(old_recordings_section(comparison.recording_warnings))
     if comparison.ruler is not None:
         # In the head, never dropped by _fit: what the pull request changed about its own gate.
-        head.append(_ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
+        head.append(ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
     if comparison.holdout is not None:
         head.append(holdout_section(comparison.holdout))
     if verdict.reasons:
@@ -330,7 +248,7 @@ def markdown_report(
     # (priority, text): lower numbers are kept longest when the body must shrink.
     sections: list[tuple[int, str]] = []
     before, after = comparison.baseline_cases, comparison.candidate_cases
-    regressions = _critical_first(comparison, comparison.regressions)
+    regressions = critical_first(comparison, comparison.regressions)
     rows = [
         ["🔴 critical" if after[i].critical else "", code(i), cell(after[i].reason)]
         for i in regressions
@@ -339,21 +257,21 @@ def markdown_report(
         (
             1,
             f"#### Regressions ({len(regressions)})\n\n"
-            + (_table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
+            + (table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
         )
     )
     if comparison.history is not None:
         # After the regressions it speaks of; dropped before the tables below it.
         sections.append((5, comparison.history.markdown()))
     if comparison.noise is not None:
-        sections.append((1, _significance_section(comparison, comparison.noise)))
+        sections.append((1, significance_section(comparison, comparison.noise)))
     if comparison.pairwise is not None:
         sections.append((2, pairwise_section(comparison.pairwise)))
     # Least reliable first: those are where prompt work pays most.
     flaky = sorted((i for i in after if after[i].flaky), key=lambda i: (after[i].pass_rate, i))
     if flaky:
         rows = [
-            [code(i), _rate(after[i].passes, after[i].samples, _interval_of(after[i]))]
+            [code(i), rate_text(after[i].passes, after[i].samples, interval_of(after[i]))]
             for i in flaky
         ]
         sections.append(
@@ -361,13 +279,13 @@ def markdown_report(
                 3,
                 f"#### Flaky cases ({len(rows)})\n\nSome samples pass and some fail: "
                 "where prompt work pays most.\n\n"
-                + _table(["case", "candidate passes (95% interval)"], rows, len(rows)),
+                + table(["case", "candidate passes (95% interval)"], rows, len(rows)),
             )
         )
     if comparison.errors:
         rows = [[code(i), cell(after[i].reason)] for i in comparison.errors]
         sections.append(
-            (2, f"#### Errors ({len(rows)})\n\n" + _table(["case", "error"], rows, len(rows)))
+            (2, f"#### Errors ({len(rows)})\n\n" + table(["case", "error"], rows, len(rows)))
         )
     if comparison.fixes:
         rows = [[code(i), cell(before[i].reason)] for i in comparison.fixes]
@@ -375,7 +293,7 @@ def markdown_report(
             (
                 3,
                 f"#### Fixes ({len(rows)})\n\n"
-                + _table(["case", "failed on the baseline because"], rows, len(rows)),
+                + table(["case", "failed on the baseline because"], rows, len(rows)),
             )
         )
     moved = (
@@ -392,7 +310,7 @@ def markdown_report(
             (
                 4,
                 f"#### Added, removed, changed ({len(rows)})\n\n"
-                + _table(["", "case", "candidate"], rows, len(rows)),
+                + table(["", "case", "candidate"], rows, len(rows)),
             )
         )
     usage_rows = [
@@ -405,7 +323,7 @@ def markdown_report(
             (
                 2,
                 "#### Cost, tokens, latency\n\n"
-                + _table(["", "baseline", "candidate", "change"], usage_rows, len(usage_rows)),
+                + table(["", "baseline", "candidate", "change"], usage_rows, len(usage_rows)),
             )
         )
     unchanged = (
@@ -419,248 +337,11 @@ def markdown_report(
     return _fit(head, sections, limit)
 
 
-def _stale_baseline_section(warnings: list[str]) -> str:
-    """The baseline's staleness, first thing under the headline: it warns, never blocks."""
-    return "\n>\n".join(
-        f"> ⚠️ **Stale baseline** (a warning; it does not block): {cell(warning, 500)}"
-        for warning in warnings
-    )
-
-
-def holdout_section(found: HoldoutComparison) -> str:
-    """The held-out slice in the head (never cut): its counts, and the rotate warning."""
-    lines = found.lines()
-    warning = found.fitted_warning()
-    return "**Held-out slice** (aggregates only: its cases are sealed)\n\n" + "\n".join(
-        f"- {'⚠️ ' if line == warning else ''}{cell(line, 500)}" for line in lines
-    )
-
-
-def old_recordings_section(warnings: list[str]) -> str:
-    """Recordings past recordings.max_age_days, beside the stale baseline: a warning only."""
-    return "\n>\n".join(
-        f"> ⚠️ **Old recordings** (a warning; it does not block): {cell(warning, 600)}"
-        for warning in warnings
-    )
-
-
-def _ruler_summary(review: RulerReview) -> str:
-    """E.g. "1 change loosens it, 2 changes tighten it", or "nothing changed"."""
-    parts = []
-    for changes, one, many in (
-        (review.loosening, "change loosens it", "changes loosen it"),
-        (review.tightening, "change tightens it", "changes tighten it"),
-    ):
-        if changes:
-            parts.append(f"{len(changes)} {one if len(changes) == 1 else many}")
-    return ", ".join(parts) if parts else "nothing changed"
-
-
-def _ruler_line(change: RulerChange) -> str:
-    kind = "🔓 **loosens**" if change.loosens else "🔒 tightens"
-    where = f" ({code(change.where, 160)})" if change.where else ""
-    return f"- {kind} · {cell(change.subject, 200)}: {cell(change.text, 300)}{where}"
-
-
-def _ruler_section(review: RulerReview, budget: int) -> str:
-    """The ruler's changes, loosening first, in about `budget` characters at most."""
-    intro = (
-        "#### Ruler changes\n\nThe gate this pull request is judged by, read from the base "
-        f"{code(review.base, 80)}: {_ruler_summary(review)}."
-    )
-    tail = []
-    if review.accepted:
-        by = f" by {cell(review.accepted_by, 300)}" if review.accepted_by else ""
-        tail.append(f"✅ These changes were **accepted on purpose**{by}: they do not block.")
-    elif review.blocks:
-        how = f" ({cell(review.how_to_accept, 300)})" if review.how_to_accept else ""
-        tail.append(
-            "❌ **The loosening changes block this pull request until they are accepted "
-            f"on purpose**{how}."
-        )
-    notes = [f"> ℹ️ {cell(note, 300)}" for note in review.notes[:10]]
-    if len(review.notes) > 10:
-        notes.append(f"> … and {len(review.notes) - 10} more notes")
-    if notes:
-        tail.append("\n>\n".join(notes))
-    used = len(intro) + sum(len(part) + 2 for part in tail)
-    lines: list[str] = []
-    ordered = review.loosening + review.tightening
-    for change in ordered:
-        line = _ruler_line(change)
-        if used + len(line) + 1 > budget - 160:  # room for the "… and N more" line
-            break
-        lines.append(line)
-        used += len(line) + 1
-    rest = ordered[len(lines) :]
-    if rest:
-        loose = sum(change.loosens for change in rest)
-        lines.append(
-            f"- … and {len(rest)} more, {loose} of them loosening: the text report (the job "
-            "log, or the output of `casegate check`) lists every one."
-        )
-    return "\n\n".join([intro, "\n".join(lines), *tail] if lines else [intro, *tail])
-
-
-def _interval_of(case: CaseResult) -> tuple[float, float] | None:
-    if case.ci_low is None or case.ci_high is None:
-        return None
-    return case.ci_low, case.ci_high
-
-
-def _rate(passes: int, samples: int, interval: tuple[float, float] | None) -> str:
-    if interval is None:
-        return f"{passes}/{samples}"
-    return f"{passes}/{samples} ({interval[0]:.0%}–{interval[1]:.0%})"
-
-
-def suite_line(analysis: NoiseAnalysis) -> str:
-    text = analysis.change_text()
-    line = (
-        f"{text[0].upper()}{text[1:]} over {analysis.change.cases} shared cases; "
-        f"paired sign-flip test p = {analysis.suite_p:.2g} (alpha {analysis.suite_alpha:.2g})."
-    )
-    if analysis.clusters and analysis.design_effect > SHOWN_DESIGN_EFFECT:
-        line += (
-            f" The {analysis.clusters} clusters move together: design effect "
-            f"{analysis.design_effect:.1f} (the test flips whole clusters)."
-        )
-    if analysis.run_shift > 0:
-        line += (
-            f" Clusters moved between the two runs beyond sampling noise (τ² = "
-            f"{analysis.run_shift:.2g} on the log-odds scale); critical cases are tested "
-            "against that spread too."
-        )
-    return line
-
-
-def case_verdict(case_id: str, comparison: Comparison, analysis: NoiseAnalysis) -> str:
-    if case_id in comparison.regressions:
-        verdict = "regression"
-    elif case_id in comparison.fixes:
-        verdict = "fix"
-    else:
-        verdict = "within noise"
-    confirmation = analysis.confirmations.get(case_id)
-    if confirmation is not None:
-        rerun = confirmation.test.counts()
-        baseline = "" if confirmation.baseline_rerun else ", baseline not re-run"
-        outcome = "confirmed" if confirmation.confirmed else "NOT confirmed"
-        verdict += f", {outcome} on rerun ({rerun}{baseline})"
-    return verdict
-
-
-def _significance_section(comparison: Comparison, analysis: NoiseAnalysis) -> str:
-    shown = _critical_first(comparison, comparison.regressions) + comparison.fixes
-    shown += analysis.within_noise
-    rows = []
-    for case_id in shown:
-        test = analysis.tests[case_id]
-        p_value = test.p_higher if case_id in comparison.fixes else test.p_lower
-        rows.append(
-            [
-                "🔴" if test.critical else "",
-                code(case_id),
-                _rate(test.base_passes, test.base_samples, test.base_interval),
-                _rate(test.cand_passes, test.cand_samples, test.cand_interval),
-                f"{p_value:.2g}",
-                case_verdict(case_id, comparison, analysis),
-            ]
-        )
-    table = (
-        _table(["", "case", "baseline", "candidate", "p", "verdict"], rows, len(rows))
-        if rows
-        else "No case moved down."
-    )
-    return f"#### Significance (repeated samples)\n\n{suite_line(analysis)}\n\n{table}"
-
-
-# --- pairwise (judge) ------------------------------------------------------------
-
-
-def _pairwise_order(analysis: PairwiseAnalysis) -> list[CasePairs]:
-    """Losses first, then errors, then the rest; each group by id."""
-    return sorted(
-        analysis.cases, key=lambda c: (-c.count("loss"), -c.count("error"), not c.critical, c.id)
-    )
-
-
-def _pairwise_reason(case: CasePairs) -> str:
-    pair = case.telling()
-    sample = f"sample {pair.sample}, " if len(case.pairs) > 1 else ""
-    return f"{sample}{pair.outcome}: {pair.reason}"
-
-
-def pairwise_lines(analysis: PairwiseAnalysis) -> list[str]:
-    """The pairwise section of the text report."""
-    lines = [f"pairwise (judge: {analysis.judge}): {analysis.summary()}"]
-    for case in _pairwise_order(analysis):
-        counts = "/".join(str(case.count(o)) for o in ("win", "loss", "tie"))
-        errors = f", {case.count('error')} error(s)" if case.count("error") else ""
-        lines.append(
-            f"  {case.id}: {counts} (wins/losses/ties){errors}: "
-            f"{_truncate(_pairwise_reason(case), 160)}"
-        )
-    for case_id, why in sorted(analysis.not_compared.items()):
-        lines.append(f"  {case_id}: not compared: {why}")
-    return lines
-
-
-def pairwise_section(analysis: PairwiseAnalysis) -> str:
-    """The pairwise section of the markdown report: every judged case, and the cases
-    left out with why. The judge's reasons are untrusted text, escaped like outputs."""
-    intro = (
-        "#### Pairwise (judge)\n\n"
-        f"The pinned judge ({cell(analysis.judge, 200)}) compared the candidate's output with "
-        "the baseline's for the same input, each pair shown in both orders; a pair the two "
-        "orders disagree on is a tie."
-    )
-    p_value = analysis.p_value
-    figures = [
-        f"**candidate wins {analysis.wins}, losses {analysis.losses}, ties {analysis.ties}** "
-        f"over {analysis.judged} judged pair(s) in {len(analysis.cases)} case(s)"
-    ]
-    if analysis.errors:
-        figures.append(f"**{analysis.errors} pair(s) in error** (never counted as a win)")
-    if analysis.loss_rate is not None:
-        figures.append(f"loss rate {analysis.loss_rate:.1%}")
-    figures.append(
-        "sign test: no pair was won or lost"
-        if p_value is None
-        else f"sign test over {analysis.wins + analysis.losses} non-ties, two-sided "
-        f"p = {p_value:.3g}"
-    )
-    parts = [intro, " · ".join(figures)]
-    rows = [
-        [
-            "🔴" if case.critical else "",
-            code(case.id),
-            str(case.count("win")),
-            str(case.count("loss")),
-            str(case.count("tie")),
-            str(case.count("error")),
-            cell(_pairwise_reason(case)),
-        ]
-        for case in _pairwise_order(analysis)
-    ]
-    if rows:
-        headers = ["", "case", "wins", "losses", "ties", "errors", "the judge's reason"]
-        parts.append(_table(headers, rows, len(rows)))
-    if analysis.not_compared:
-        left = sorted(analysis.not_compared.items())
-        shown = "\n".join(f"- {code(i)}: {cell(why, 200)}" for i, why in left[:ROWS_PER_TABLE])
-        more = len(left) - ROWS_PER_TABLE
-        if more > 0:
-            shown += f"\n- … and {more} more in the JSON report."
-        parts.append(f"Not compared ({len(left)}):\n\n{shown}")
-    return "\n\n".join(parts)
-
-
 def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
     before, after = _first_output(old), _first_output(new)
     critical = " (critical)" if new is not None and new.critical else ""
     parts = [
-        f"<details><summary>{_html_text(case_id, CELL_LIMIT)}{critical}: "
+        f"<details><summary>{html_text(case_id, CELL_LIMIT)}{critical}: "
         f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
         f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
     ]
@@ -686,54 +367,6 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
 
 def _first_output(case: CaseResult | None) -> str | None:
     return next((s.text for s in case.outputs if s.text is not None), None) if case else None
-
-
-#: the most of a diff a case's details show, and the width prose is wrapped to
-DIFF_LIMIT = 2_400
-DIFF_WIDTH = 100
-_BACKTICKS = re.compile(r"`+")
-
-
-def diff_block(lines: list[str], limit: int = DIFF_LIMIT) -> tuple[str, int]:
-    """Untrusted diff lines as a fenced ```diff block of at most `limit` characters
-    inside, and how many lines it does not show in full.
-
-    A fence closes only on a line of at least as many backticks as opened it, so it
-    is one longer than any run inside. Inside, nothing is read as markdown or HTML;
-    bidirectional controls are dropped, mentions, references and HTML comments
-    (a marker) neutralised, and long lines wrapped (a code block would scroll them
-    sideways), each piece keeping its line's "+", "-" or " ".
-    """
-    shown: list[str] = []
-    used = 0
-    for index, line in enumerate(lines):
-        # Shown as text in the fence, but no second casegate marker, even there.
-        safe = neutralise(line.translate(_BIDI)).replace("<!--", f"<!{ZWSP}--")
-        pieces = _wrapped(safe)
-        for piece in pieces:
-            if used + len(piece) + 1 > limit:
-                body = "\n".join(shown)
-                return _fenced(body), len(lines) - index
-            shown.append(piece)
-            used += len(piece) + 1
-    return _fenced("\n".join(shown)), 0
-
-
-def _wrapped(line: str) -> list[str]:
-    """A diff line in pieces of at most DIFF_WIDTH characters, each with the line's
-    marker and indent."""
-    if len(line) <= DIFF_WIDTH or line.startswith("@@"):
-        return [line]
-    marker, text = line[:2], line[2:]
-    indent = text[: len(text) - len(text.lstrip())][:40]
-    width = DIFF_WIDTH - len(marker) - len(indent)
-    return [marker + indent + piece for piece in textwrap.wrap(text.strip(), width)]
-
-
-def _fenced(body: str) -> str:
-    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}diff\n{body}\n{fence}"
 
 
 def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
