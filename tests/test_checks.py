@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.errors import CaseFileError
-from gate.judging import checks, usercode
+from gate.judging import checks
 from gate.outputs import Output, ToolCall
+from gate.suite import usercode
 from gate.suite.cases import load_cases
 
 REPO = Path(__file__).resolve().parents[1]
