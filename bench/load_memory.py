@@ -98,7 +98,7 @@ def child_main(mode: str, files: list[Path]) -> None:
 
     import yaml
 
-    from gate.cases import load_cases
+    from gate.suite.cases import load_cases
     from gate.yamlfile import _LineLoader, load_yaml
 
     tiny = files[0].parent / "tiny.yaml"

@@ -31,11 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gate.compare import compare
-from gate.config import AdaptiveConfig, GateConfig
-from gate.noise.adaptive import references, replayed_rounds
+from gate.deciding.compare import compare
+from gate.deciding.noise.adaptive import references, replayed_rounds
+from gate.deciding.rules import decide
 from gate.results import CaseResult, RunResults, SampleResult, summarise
-from gate.rules import decide
+from gate.suite.config import AdaptiveConfig, GateConfig
 
 CASES = 30
 CRITICAL = 5
@@ -143,10 +143,10 @@ def end_to_end(repeats: int) -> None:
     import json
     import tempfile
 
-    from gate.cases import load_cases
-    from gate.config import load_config
+    from gate.produce.run import execute
     from gate.results import write_results
-    from gate.run import execute
+    from gate.suite.cases import load_cases
+    from gate.suite.config import load_config
 
     scenarios = {
         "A/A (no change)": PROBABILITIES,

@@ -48,8 +48,8 @@ MIB = 1024 * 1024
 def build(folder: Path, count: int) -> None:
     """Write the suite (run in a child: see `measure`)."""
     sys.path.insert(0, str(REPO))
-    from gate.config import load_config
-    from gate.recordings import SCHEMA, request_key, system_fingerprint
+    from gate.produce.recordings import SCHEMA, request_key, system_fingerprint
+    from gate.suite.config import load_config
 
     (folder / "casegate.yml").write_text(CONFIG)
     fingerprint = system_fingerprint(load_config(folder / "casegate.yml").resolved_system())
@@ -101,7 +101,7 @@ def measure(count: int) -> dict[str, float]:
         figures = {"floor": floor_s, "run": run_s, "floor_rss": floor_rss, "rss": run_rss}
         if 1 < count <= 10_000:
             # `check` runs the suite in a supervised child, then judges every output
-            # again itself (gate.recheck): its cost, as a ratio to `run` measured here.
+            # again itself (gate.deciding.recheck): its cost, as a ratio to `run` measured here.
             argv = [*CASEGATE, "check", "--baseline", "r.json", "--out", "c.json", "--quiet"]
             figures["check"] = child(argv, folder)[0]
         return figures

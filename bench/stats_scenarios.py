@@ -3,7 +3,7 @@
 Every decision below is casegate's own: `compare` and `decide` for the verdict,
 `replayed_rounds` for the rounds of `samples: auto`, `baseline_samples` for a
 baseline refreshed under auto, and the confirmation helpers of
-gate.noise.confirm for confirmation reruns.
+gate.deciding.noise.confirm for confirmation reruns.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from gate.compare import compare
-from gate.config import AdaptiveConfig, GateConfig
-from gate.noise.adaptive import baseline_samples, references, replayed_rounds
-from gate.noise.confirm import confirmed_cases, suite_confirmed
-from gate.pairwise import CasePairs, Pair, PairwiseAnalysis
+from gate.deciding.compare import compare
+from gate.deciding.noise.adaptive import baseline_samples, references, replayed_rounds
+from gate.deciding.noise.confirm import confirmed_cases, suite_confirmed
+from gate.deciding.rules import decide
+from gate.judging.pairwise import CasePairs, Pair, PairwiseAnalysis
 from gate.results import CaseResult, RunResults, SampleResult, summarise
-from gate.rules import decide
+from gate.suite.config import AdaptiveConfig, GateConfig
 
 CASES = 40
 FIXED = 20

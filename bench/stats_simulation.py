@@ -8,9 +8,9 @@ A 40-case suite with known pass probabilities: 8 cases at 1.0, 12 spread over
 0.95-0.99, 20 flaky ones spread over 0.50-0.90. Every simulated run becomes
 real casegate results (every sample's verdict, in order) and is judged by the
 real `compare` and `decide` under the default rule (alpha 0.02); `samples: auto`
-runs draw their rounds with `gate.noise.adaptive.replayed_rounds`, the function
+runs draw their rounds with `gate.deciding.noise.adaptive.replayed_rounds`, the function
 the gate's own process uses to verify a run; a baseline "refreshed with auto"
-takes `gate.noise.adaptive.baseline_samples`. Each row prints the share of
+takes `gate.deciding.noise.adaptive.baseline_samples`. Each row prints the share of
 comparisons that blocked with its exact 95% Clopper-Pearson interval, and the
 candidate's calls as a share of fixed n = 20.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stats_scenarios import SCENARIOS, Scenario, trial
-from gate.noise.stats import binomial_upper
+from gate.deciding.noise.stats import binomial_upper
 
 
 def clopper_pearson(hits: int, trials: int) -> tuple[float, float]:

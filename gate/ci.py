@@ -11,30 +11,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import __version__, pairwise, report
-from gate.calibration import judge_lines, read_calibration
-from gate.cases import Case
-from gate.compare import Comparison, compare
-from gate.config import LoadedConfig, Mode
+from gate import __version__
+from gate.deciding.compare import Comparison, compare
+from gate.deciding.noise.confirm import confirm
+from gate.deciding.recheck import recheck, snapshot
+from gate.deciding.ruler import Ruling, restate
+from gate.deciding.rules import Verdict, decide
+from gate.deciding.staleness import baseline_warnings, overridden_keys
+from gate.deciding.treediff import footprint_changes
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
 from gate.history.report import trusted_notes
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
-from gate.judgeproc import judge_custom
-from gate.merge import expected_of, merge, read_parts
-from gate.noise.confirm import confirm
-from gate.recheck import recheck, snapshot
+from gate.judging import pairwise
+from gate.judging.calibration import judge_lines, read_calibration
+from gate.judging.judgeproc import judge_custom
+from gate.produce.merge import expected_of, merge, read_parts
+from gate.produce.sandbox import SandboxMode, SandboxPlan
+from gate.produce.sandbox import plan as plan_sandbox
+from gate.produce.supervise import run_supervised
+from gate.reporting import report
 from gate.results import RunResults, read_results, write_results
-from gate.ruler import Ruling, restate
-from gate.rules import Verdict, decide
-from gate.sandbox import SandboxMode, SandboxPlan
-from gate.sandbox import plan as plan_sandbox
 from gate.secrets import hide_from_proc, key_variables
-from gate.select import Selection, describe_stored, require_same_selection
-from gate.staleness import baseline_warnings, overridden_keys
-from gate.supervise import run_supervised
-from gate.treediff import footprint_changes
+from gate.suite.cases import Case
+from gate.suite.config import LoadedConfig, Mode
+from gate.suite.select import Selection, describe_stored, require_same_selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +50,7 @@ class CheckOutcome:
     markdown: str = ""
     #: what the supervised run printed, when captured
     output: str = ""
-    #: which protections the run had (gate.sandbox), for the log
+    #: which protections the run had (gate.produce.sandbox), for the log
     sandbox: tuple[str, ...] = ()
 
     @property
@@ -111,7 +113,7 @@ def check(
 
     With a `ruling` (a pull request, or `check --base`), the rule, the baseline and
     the cases' criticality and thresholds are the base commit's unless accepted.
-    With `parts`, the candidate is the shards' parts merged (gate.merge) instead of a
+    With `parts`, the candidate is the shards' parts merged (gate.produce.merge) instead of a
     run, then judged again here like a run's results. With a shard in `selection`,
     the run is one part: judged again and written, never compared or gated.
     """

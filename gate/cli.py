@@ -11,13 +11,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, drift, housekeeping, importers, options, show, starter
-from gate.batch import parser as batch_parser
+from gate import __version__, importers
+from gate.drift import command as drift
 from gate.errors import INTERRUPTED, CasegateError, link_loop
 from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
-from gate.project import load, load_project, selection_of
+from gate.produce import housekeeping
+from gate.produce.batch import parser as batch_parser
+from gate.reporting import show
 from gate.secrets import redact
+from gate.suite import options, starter
+from gate.suite.project import load, load_project, selection_of
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -37,8 +41,8 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
 
 
 def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
-    from gate import pairwise
-    from gate.run import execute
+    from gate.judging import pairwise
+    from gate.produce.run import execute
 
     loaded, cases = load(args)
     mode = args.mode or loaded.config.mode
@@ -99,8 +103,8 @@ def _interrupted(results: Any, out: Path | None) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from gate.reporting.terminal import run_summary
     from gate.results import ensure_replaceable, write_results
-    from gate.terminal import run_summary
 
     if args.out:  # before the run: a refused path must not cost a paid run
         ensure_replaceable(args.out)
@@ -110,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if results.interrupted:
         return _interrupted(results, out)
     if getattr(args, "junit", None):
-        from gate.junit import write_junit
+        from gate.reporting.junit import write_junit
 
         write_junit(results, args.junit)
     if not args.quiet:
@@ -133,15 +137,15 @@ def _print_part(results: Any) -> None:
 
 
 def _warn_old_recordings(results: Any) -> None:
-    from gate.recordingage import replay_warnings
-    from gate.show import one_line
+    from gate.drift.age import replay_warnings
+    from gate.reporting.show import one_line
 
     for warning in replay_warnings(results):  # case ids are the suite's: kept on one line
         print(f"casegate: warning: {one_line(warning)}", file=sys.stderr)
 
 
 def _print_verbose(args: argparse.Namespace, results: Any) -> None:
-    from gate.terminal import verbose_failures
+    from gate.reporting.terminal import verbose_failures
 
     if getattr(args, "verbose", False):
         text = verbose_failures(results, colour=show.wants_colour(sys.stdout))
@@ -151,8 +155,8 @@ def _print_verbose(args: argparse.Namespace, results: Any) -> None:
 
 def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
     """The rule from -c CONFIG, else ./casegate.yml, else the candidate's own, else defaults."""
-    from gate.config import GateConfig, load_config
     from gate.errors import ConfigError
+    from gate.suite.config import GateConfig, load_config
 
     explicit = getattr(args, "config_given", False)
     if explicit or args.config.is_file():
@@ -168,8 +172,8 @@ def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
 
 def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
     """The baseline's staleness, against -c CONFIG (or ./casegate.yml) when there is one."""
-    from gate.config import load_config
-    from gate.staleness import baseline_warnings
+    from gate.deciding.staleness import baseline_warnings
+    from gate.suite.config import load_config
 
     explicit = getattr(args, "config_given", False)
     reference = load_config(args.config) if explicit or args.config.is_file() else None
@@ -178,9 +182,9 @@ def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
 
 def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     from gate.ci import with_judge_lines
-    from gate.compare import compare
+    from gate.deciding.compare import compare
+    from gate.deciding.rules import decide
     from gate.results import read_results
-    from gate.rules import decide
 
     baseline = read_results(args.baseline)
     candidate = read_results(args.candidate)
@@ -199,9 +203,9 @@ def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
     """The config's results history (gate.history), read from the working copy: `compare`
     and `gate` judge files already on disk; only `check --base` and the Action judge a
     pull request, and they read the base commit's copy."""
-    from gate.config import load_config
     from gate.history.locate import trusted_export
     from gate.history.report import notes_for
+    from gate.suite.config import load_config
 
     if not (getattr(args, "config_given", False) or args.config.is_file()):
         return None
@@ -214,9 +218,9 @@ def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
 
 def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
     """The held-out slices compared case by case, when the key is set (else aggregates)."""
-    from gate.config import load_config
     from gate.holdout.scoring import key_for
     from gate.holdout.verdicts import compare_runs
+    from gate.suite.config import load_config
 
     if candidate.holdout is None and baseline.holdout is None:
         return None
@@ -227,8 +231,8 @@ def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
 
 def _replayed_pairs(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
     """Pairwise verdicts for two results files, replayed from the config's recordings."""
-    from gate import pairwise
-    from gate.config import load_config
+    from gate.judging import pairwise
+    from gate.suite.config import load_config
 
     explicit = getattr(args, "config_given", False)
     if not (explicit or args.config.is_file()):
@@ -241,7 +245,7 @@ def _replayed_pairs(args: argparse.Namespace, baseline: Any, candidate: Any) -> 
 
 
 def _render(fmt: str, comparison: Any, verdict: Any) -> str:
-    from gate import report
+    from gate.reporting import report
 
     if fmt == "markdown":
         return report.markdown_report(comparison, verdict)
@@ -252,7 +256,7 @@ def _render(fmt: str, comparison: Any, verdict: Any) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from gate.files import write_text
-    from gate.junit import write_junit
+    from gate.reporting.junit import write_junit
 
     _, candidate, comparison, verdict = _compare_files(args)
     rendered = _render(args.format, comparison, verdict)
@@ -266,8 +270,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from gate.report import text_report
-    from gate.select import require_same_selection
+    from gate.reporting.report import text_report
+    from gate.suite.select import require_same_selection
 
     baseline, candidate, comparison, verdict = _compare_files(args)
     require_same_selection(baseline.selection, candidate.selection)
@@ -280,7 +284,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
     """`check --base REF`: the ruler from REF, accepted only by --accept-ruler-change."""
-    from gate.ruler import ruling_for
+    from gate.deciding.ruler import ruling_for
 
     return ruling_for(
         args.config,
@@ -296,8 +300,9 @@ def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
 def cmd_check(args: argparse.Namespace) -> int:
     import tempfile
 
-    from gate import ci, report
-    from gate.junit import write_junit
+    from gate import ci
+    from gate.reporting import report
+    from gate.reporting.junit import write_junit
 
     loaded, cases = load(args)
     with tempfile.TemporaryDirectory(prefix="casegate-base-") as scratch:
@@ -332,11 +337,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    """Join the shards' parts; checked against the config's cases (gate.merge)."""
-    from gate.merge import expected_of, merge, read_parts
+    """Join the shards' parts; checked against the config's cases (gate.produce.merge)."""
+    from gate.produce.merge import expected_of, merge, read_parts
+    from gate.reporting.terminal import run_summary
     from gate.results import ensure_replaceable, write_results
-    from gate.select import Selection
-    from gate.terminal import run_summary
+    from gate.suite.select import Selection
 
     ensure_replaceable(args.out)
     parts = read_parts(args.parts)
@@ -359,10 +364,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from gate.errors import ConfigError
+    from gate.reporting.terminal import run_summary
     from gate.results import write_results
-    from gate.terminal import run_summary
 
-    # A baseline is not compared with itself, and is estimated (gate.noise.adaptive).
+    # A baseline is not compared with itself, and is estimated (gate.deciding.noise.adaptive).
     results = _execute(args, record_pairs=False, estimate=True)
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
@@ -445,10 +450,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from gate.config import load_config
+    from gate.deciding.noise.plan import report
     from gate.errors import ConfigError
-    from gate.noise.plan import report
     from gate.results import read_results
+    from gate.suite.config import load_config
 
     loaded = load_config(args.config)
     path = args.baseline or loaded.baseline_path
@@ -461,8 +466,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from gate.recordings import RecordingStore
-    from gate.run import import_python_target, make_grader, preflight, prepare_user_checks
+    from gate.produce.recordings import RecordingStore
+    from gate.produce.run import import_python_target, make_grader, preflight, prepare_user_checks
 
     loaded, cases = load(args)
     import_python_target(loaded)
@@ -481,8 +486,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_judge_calibrate(args: argparse.Namespace) -> int:
-    from gate import calibration
     from gate.files import write_text
+    from gate.judging import calibration
 
     loaded, cases = load(args)
     labels = calibration.read_labels(args.labels, cases)

@@ -56,7 +56,7 @@ class SampleResult:
     model: str | None = None
     stop_reason: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    #: in replay, when the replayed recording was captured (gate.recordingage); else None
+    #: in replay, when the replayed recording was captured (gate.drift.age); else None
     captured_at: str | None = None
 
 
@@ -87,7 +87,7 @@ class CaseResult:
     source: str | None = None
     expect_hash: str | None = None
     note: str | None = None
-    #: the cluster of near-duplicate cases this one belongs to (gate.noise.clusters)
+    #: the cluster of near-duplicate cases this one belongs to (gate.deciding.noise.clusters)
     cluster: str | None = None
 
 
@@ -139,9 +139,9 @@ class RunResults:
     casegate_version: str
     mode: str | None = None
     overrides: list[str] = field(default_factory=list)
-    #: `--case`/`--tag` patterns when only a slice ran (gate.select); None: every case
+    #: `--case`/`--tag` patterns when only a slice ran (gate.suite.select); None: every case
     selection: dict[str, Any] | None = None
-    #: `--shard I/N` ran one part of the suite (gate.shard): {"index": I, "count": N}. A
+    #: `--shard I/N` ran one part of the suite (gate.suite.shard): {"index": I, "count": N}. A
     #: part is never compared or gated; `casegate merge` joins all N into a whole run
     shard: dict[str, StrictInt] | None = None
     #: Ctrl-C stopped the run: `cases` holds only the cases that finished

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gate.cli import main
-from gate.config import AdaptiveConfig, GateConfig
-from gate.noise.adaptive import Reference, more_samples, plan_round
+from gate.deciding.noise.adaptive import Reference, more_samples, plan_round
+from gate.suite.config import AdaptiveConfig, GateConfig
 from tests.conftest import Project
 
 ADAPTIVE = AdaptiveConfig(start=4, step=4, max=20)
@@ -140,7 +140,7 @@ def test_repeated_samples_give_rates_intervals_and_flaky_cases(
 
 
 def test_replay_of_a_truncated_case_says_the_rule_wanted_more() -> None:
-    from gate.noise.adaptive import replayed_rounds
+    from gate.deciding.noise.adaptive import replayed_rounds
 
     refs = {"crit": SOLID}
     # One verdict where the rule draws at least `start`: the replay must end, and say so.

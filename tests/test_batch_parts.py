@@ -1,4 +1,4 @@
-"""gate.batch's parts: the wait's schedule, result lines read from anything, the mapping
+"""gate.produce.batch's parts: the wait's schedule, result lines read from anything, the mapping
 back to requests, the state file, batch prices and the config keys."""
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.batch import lines, poll, state
-from gate.batch.anthropic import AnthropicBatches
-from gate.batch.api import Line, Status
-from gate.batch.cost import batch_cost
-from gate.batch.mapping import map_results
-from gate.batch.openai import OpenAIBatches
 from gate.cli import main
-from gate.config import SystemConfig, load_config
 from gate.errors import SystemCallError
 from gate.outputs import Output
-from gate.retry import Transient
-from gate.systems import config_problems, create
+from gate.produce.batch import lines, poll, state
+from gate.produce.batch.anthropic import AnthropicBatches
+from gate.produce.batch.api import Line, Status
+from gate.produce.batch.cost import batch_cost
+from gate.produce.batch.mapping import map_results
+from gate.produce.batch.openai import OpenAIBatches
+from gate.produce.retry import Transient
+from gate.produce.systems import config_problems, create
+from gate.suite.config import SystemConfig, load_config
 from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, Project, case
 
 HINT = "casegate batch resume b1"

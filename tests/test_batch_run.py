@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from gate.batch import poll
 from gate.cli import main
+from gate.produce.batch import poll
 from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, Project, case
 from tests.fakes.batch_servers import BatchServer, FakeAnthropicBatches, FakeOpenAIBatches
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.calibration import cohen_kappa, cohen_kappa_of
 from gate.cli import main
+from gate.judging.calibration import cohen_kappa, cohen_kappa_of
 from tests.conftest import Project, case
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_pairwise import PAIRWISE, RUBRIC, first_shown, pairwise_project, prefers

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gate.cases import load_cases, resolve_case_paths
 from gate.cli import main
 from gate.errors import CaseFileError
+from gate.suite.cases import load_cases, resolve_case_paths
 from tests.conftest import Project
 
 

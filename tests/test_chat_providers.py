@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from gate.config import SystemConfig
 from gate.errors import ConfigError, SystemCallError
-from gate.systems import config_problems, create
+from gate.produce.systems import config_problems, create
+from gate.suite.config import SystemConfig
 from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, chat_system
 from tests.fakes.llm_server import FakeLLMServer, Fault, Reply
 

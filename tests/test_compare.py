@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.compare import compare, rate_dropped
+from gate.deciding.compare import compare, rate_dropped
 from gate.errors import ResultsError
 from tests.factories import result, run
 

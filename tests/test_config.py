@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gate.cli import main
-from gate.config import apply_overrides, load_config, parse_override
 from gate.errors import ConfigError
+from gate.suite.config import apply_overrides, load_config, parse_override
 from tests.conftest import Project
 
 

@@ -12,12 +12,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import ruler
-from gate.basetree import extract_tree
-from gate.cases import load_cases
 from gate.cli import main
-from gate.defaults import SuiteDefaults, expect_difference, merge
+from gate.deciding import rulerdiff, rulerside
+from gate.deciding.basetree import extract_tree
 from gate.errors import CaseFileError
+from gate.suite.cases import load_cases
+from gate.suite.defaults import SuiteDefaults, expect_difference, merge
 from tests.conftest import Project, case
 from tests.fakes.actions import git, init_repository
 
@@ -305,9 +305,9 @@ def edit_defaults(project: Project, defaults: dict[str, Any]) -> None:
 
 def changes_after(repo: Project, tmp_path: Path) -> list[str]:
     tree, refused = extract_tree(repo.root, "HEAD", tmp_path / "scratch")
-    base = ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
-    head = ruler.load_side(repo.config_path, (), repo.root)
-    found = ruler.compare_rulers(base, head)
+    base = rulerside.load_side(tree / "casegate.yml", (), tree, refused=refused)
+    head = rulerside.load_side(repo.config_path, (), repo.root)
+    found = rulerdiff.compare_rulers(base, head)
     return [f"{'-' if c.loosens else '+'} {c.describe()} @ {c.where}" for c in found]
 
 

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gate.cli import main
-from gate.driftreport import markdown_report, read_report, text_report
-from gate.recordingage import age_days, old_recordings
+from gate.drift.age import age_days, old_recordings
+from gate.drift.report import markdown_report, read_report, text_report
 from tests.conftest import OPENAI_KEY, Project, case, chat_system
 from tests.fakes.llm_server import FakeLLMServer, Fault, Received, Reply
 

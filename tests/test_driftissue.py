@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gate.driftreport import CaseDrift, DriftReport, SampleDrift, build
+from gate.drift.report import CaseDrift, DriftReport, SampleDrift, build
 from gate.github.api import CommentError
 from gate.github.driftissue import DriftIssues, file_report, issue_body, marker_for
 from tests.fakes.actions import TOKEN, Runner

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from gate.github.api import marker_for
 from gate.github.forkcomment import REPORT_LIMIT, report_problem
-from gate.report import block, cell, code
+from gate.reporting.markup import block, cell, code
 from tests.fakes.actions import (
     PULL_NUMBER,
     TOKEN,

@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate.cases import load_cases
-from gate.config import load_config
 from gate.errors import CasegateError
 from gate.outputs import Output
-from gate.recordings import RecordingStore
+from gate.produce.recordings import RecordingStore
 from gate.results import read_results, write_results
+from gate.suite.cases import load_cases
+from gate.suite.config import load_config
 from tests.factories import result, run, sampled
 
 HANG_S = 10

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gate.basetree import extract_tree
-from gate.config import GateConfig, load_config
+from gate.deciding.basetree import extract_tree
+from gate.deciding.ruler import Ruling
+from gate.deciding.rulerside import RulerReview
 from gate.errors import ConfigError
 from gate.history.locate import trusted_export
-from gate.ruler import RulerReview, Ruling
+from gate.suite.config import GateConfig, load_config
 from tests.fakes.actions import git, init_repository
 
 CONFIG = "suite: s\ncases: cases\nsystem: {name: x, provider: python, target: 'bot:answer'}\n"

@@ -9,12 +9,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.compare import Comparison, compare
-from gate.config import GateConfig
+from gate.deciding.compare import Comparison, compare
+from gate.deciding.rules import decide
 from gate.history.commands import add_run
 from gate.history.report import HistoryNotes, mermaid_chart, mermaid_label, notes_for
-from gate.report import json_report, markdown_report, text_report
-from gate.rules import decide
+from gate.reporting.report import json_report, markdown_report, text_report
+from gate.suite.config import GateConfig
 from tests.factories import result, run
 from tests.test_history_store import made_run
 

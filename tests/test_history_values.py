@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gate.cli import main
-from gate.compare import Comparison, compare
-from gate.config import GateConfig
+from gate.deciding.compare import Comparison, compare
 from gate.history import export, queries, report
 from gate.history.commands import add_run
 from gate.history.records import MAX_INTEGER, HistoryError, records_of
 from gate.history.report import notes_for
 from gate.history.store import Store
 from gate.results import RunResults
+from gate.suite.config import GateConfig
 from tests.factories import result, run
 from tests.test_history_store import answers, made_run
 

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.config import load_config
 from gate.holdout import casefiles, keys, rotation
 from gate.holdout.store import location_of, read_recordings, read_slice
+from gate.suite.config import load_config
 from tests.test_holdout_helpers import KEY, KEY_TEXT, casegate
 
 BOT = "def answer(case_input, system):\n    return 'answer: ' + case_input['question']\n"

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from gate.config import load_config
 from gate.holdout import keys
 from gate.holdout.casefiles import case_text
 from gate.holdout.scoring import prepare
@@ -31,7 +30,8 @@ from gate.holdout.store import (
     write_slice,
 )
 from gate.outputs import Output
-from gate.recordings import request_key, system_fingerprint
+from gate.produce.recordings import request_key, system_fingerprint
+from gate.suite.config import load_config
 
 #: a fixed key, so a test can say which key sealed what
 KEY = keys.HoldoutKey(bytes(range(32)))

@@ -297,9 +297,9 @@ def test_the_ruler_lists_slice_changes(tmp_path: Path) -> None:
 
 
 def test_the_gate_process_scores_live_only_against_hosted_providers(tmp_path: Path) -> None:
-    from gate.config import load_config
     from gate.holdout.loading import build_case
     from gate.holdout.scoring import user_code
+    from gate.suite.config import load_config
 
     config = _suite(tmp_path)
     loaded = load_config(config)

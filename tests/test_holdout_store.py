@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.config import load_config
 from gate.holdout import keys
 from gate.holdout.keys import HoldoutError
 from gate.holdout.sealed import seal_text, unseal_text
 from gate.holdout.store import location_of, read_recordings, read_slice
 from gate.secrets import forget_all, redact
+from gate.suite.config import load_config
 from tests.test_holdout_helpers import KEY, KEY_TEXT, OTHER_KEY, casegate, held_case, seal_slice
 
 

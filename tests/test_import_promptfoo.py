@@ -25,12 +25,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gate.cli
-from gate.cases import load_cases, resolve_case_paths
-from gate.config import load_config
 from gate.errors import CasegateError
 from gate.importers import add_parser, cmd_import
 from gate.importers.promptfoo import PROMPTFOO_VERSION, import_promptfoo, js_string, split_values
-from gate.templates import check_templates, render
+from gate.suite.cases import load_cases, resolve_case_paths
+from gate.suite.config import load_config
+from gate.suite.templates import check_templates, render
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
 from tests.fakes.openai_services import FakeOpenAIServices
 from tests.test_cli import casegate

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gate.cli
-from gate.config import load_config
 from gate.importers.promptfoo import import_promptfoo
+from gate.suite.config import load_config
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_cli import casegate
 from tests.test_import_promptfoo import cases_of, validate_all, wired, write_config

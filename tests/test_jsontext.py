@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import checks
-from gate.cases import load_cases
-from gate.checks import jsontext
 from gate.errors import CaseFileError
+from gate.judging import checks
+from gate.judging.checks import jsontext
+from gate.suite.cases import load_cases
 
 
 def verdicts(expect: dict[str, Any], text: str) -> list[checks.Verdict]:

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.calibration import cohen_kappa
 from gate.cli import main
 from gate.errors import SystemCallError
-from gate.judge import PROMPTS, parse_verdict
+from gate.judging.calibration import cohen_kappa
+from gate.judging.judge import PROMPTS, parse_verdict
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.llm_server import FakeLLMServer, Fault, Received, Reply
 

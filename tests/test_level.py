@@ -1,4 +1,4 @@
-"""gate/noise/level.py and the sequential p-value: the gate's one stated level."""
+"""gate/deciding/noise/level.py and the sequential p-value: the gate's one stated level."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import itertools
 import pytest
 from scipy import stats as scipy_stats
 
-from gate.config import AdaptiveConfig, GateConfig
-from gate.noise import level
-from gate.noise.analysis import sequential_p, sign_flip_by_cluster
-from gate.noise.stats import sign_flip_lower
+from gate.deciding.noise import level
+from gate.deciding.noise.analysis import sequential_p, sign_flip_by_cluster
+from gate.deciding.noise.stats import sign_flip_lower
+from gate.suite.config import AdaptiveConfig, GateConfig
 
 
 def test_the_split_adds_up_to_alpha_over_the_active_rules() -> None:

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gate.cases import load_cases
 from gate.cli import main
-from gate.config import load_config
 from gate.errors import CaseFileError, ConfigError, ResultsError
 from gate.limits import (
     MAX_CASE_FILE_BYTES,
@@ -26,8 +24,10 @@ from gate.limits import (
     MB,
     read_limited,
 )
-from gate.recordings import RecordingStore
+from gate.produce.recordings import RecordingStore
 from gate.results import read_results, write_results
+from gate.suite.cases import load_cases
+from gate.suite.config import load_config
 from tests.conftest import Project
 from tests.factories import result, run
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gate.cli import main
-from gate.shard import shard_of
+from gate.suite.shard import shard_of
 
 REPO = Path(__file__).resolve().parent.parent
 

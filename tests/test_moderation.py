@@ -16,15 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import basetree, checks, ruler
-from gate.checks.moderation import CATEGORIES as KNOWN
 from gate.cli import load_project, main
-from gate.recheck import recheck, snapshot
+from gate.deciding import basetree, rulerdiff, rulerside
+from gate.deciding.recheck import recheck, snapshot
+from gate.judging import checks
+from gate.judging.checks.moderation import CATEGORIES as KNOWN
+from gate.produce.services.moderation import PIECE_CHARS, Moderator
+from gate.produce.services.pins import ModerationPin
+from gate.produce.services.recorded import Snapshot
+from gate.produce.services.suite import Services
 from gate.results import read_results
-from gate.services.moderation import PIECE_CHARS, Moderator
-from gate.services.pins import ModerationPin
-from gate.services.recorded import Snapshot
-from gate.services.suite import Services
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.actions import init_repository
 from tests.fakes.llm_server import Fault
@@ -32,7 +33,7 @@ from tests.fakes.openai_services import CATEGORIES, HIGH, FakeOpenAIServices, sc
 
 
 class KeywordModerator:
-    """Stands in for gate.services.moderation.Moderator in check-level tests: the
+    """Stands in for gate.produce.services.moderation.Moderator in check-level tests: the
     loopback server's keyword scores."""
 
     def describe(self) -> str:
@@ -284,9 +285,9 @@ def test_a_changed_moderation_pin_is_a_ruler_change(project: Project, tmp_path: 
     moderation_project(project, "http://127.0.0.1:9")
     init_repository(project.root)
     tree, refused = basetree.extract_tree(project.root, "HEAD", tmp_path / "scratch")
-    base = ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
-    head = ruler.load_side(project.config_path, ("moderation.model=m2",), project.root)
-    (change,) = ruler.compare_rulers(base, head)
+    base = rulerside.load_side(tree / "casegate.yml", (), tree, refused=refused)
+    head = rulerside.load_side(project.config_path, ("moderation.model=m2",), project.root)
+    (change,) = rulerdiff.compare_rulers(base, head)
     assert change.loosens
     assert change.describe() == (
         "moderation service: openai omni-moderation-2024-09-26 → openai m2"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gate.compare import compare
-from gate.config import GateConfig
-from gate.report import json_report, markdown_report, text_report
-from gate.rules import decide
+from gate.deciding.compare import compare
+from gate.deciding.rules import decide
+from gate.reporting.report import json_report, markdown_report, text_report
+from gate.suite.config import GateConfig
 from tests.factories import result, run, sampled
 
 RULE = GateConfig()

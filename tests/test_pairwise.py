@@ -16,12 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from gate import report
 from gate.cli import main
-from gate.compare import compare
-from gate.config import GateConfig
+from gate.deciding.compare import compare
+from gate.deciding.rules import decide
 from gate.errors import MissingRecordingError, SystemCallError
-from gate.judge import (
+from gate.judging.judge import (
     PAIRWISE_PROMPTS,
     PROMPTS,
     Grader,
@@ -29,8 +28,7 @@ from gate.judge import (
     pairwise_input,
     parse_preference,
 )
-from gate.outputs import Output
-from gate.pairwise import (
+from gate.judging.pairwise import (
     CasePairs,
     Pair,
     PairwiseAnalysis,
@@ -38,9 +36,11 @@ from gate.pairwise import (
     compare_pairs,
     sign_test,
 )
-from gate.recordings import RecordingStore, request_key
+from gate.outputs import Output
+from gate.produce.recordings import RecordingStore, request_key
+from gate.reporting import report
 from gate.results import SampleResult
-from gate.rules import decide
+from gate.suite.config import GateConfig
 from tests.conftest import Project, case
 from tests.factories import result, run
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
@@ -178,8 +178,8 @@ def with_samples(case_id: str, texts: list[str | None], version: int = 1) -> Any
 
 
 def loaded_case(case_id: str, **expect: Any) -> Any:
-    from gate.cases import Case
-    from gate.checks import build
+    from gate.judging.checks import build
+    from gate.suite.cases import Case
 
     built = Case.model_validate({"id": case_id, "input": {"question": case_id}, "expect": expect})
     built._judges = build(built.expect)
@@ -338,13 +338,13 @@ def test_a_pairwise_case_in_error_on_the_candidate_is_never_left_out_of_the_rule
 
 
 def test_raising_or_removing_the_limit_loosens_the_ruler() -> None:
-    from gate import ruler
+    from gate.deciding import rulerside
 
-    direction = ruler.RULE_DIRECTIONS["max_pairwise_loss_rate"]
-    assert ruler._loosens(direction, 0.2, 0.3)
-    assert ruler._loosens(direction, 0.2, None)  # switched off
-    assert not ruler._loosens(direction, None, 0.2)  # switched on: tighter
-    assert not ruler._loosens(direction, 0.3, 0.2)
+    direction = rulerside.RULE_DIRECTIONS["max_pairwise_loss_rate"]
+    assert rulerside._loosens(direction, 0.2, 0.3)
+    assert rulerside._loosens(direction, 0.2, None)  # switched off
+    assert not rulerside._loosens(direction, None, 0.2)  # switched on: tighter
+    assert not rulerside._loosens(direction, 0.3, 0.2)
 
 
 # --- the report ----------------------------------------------------------------------

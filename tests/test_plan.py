@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from gate.cli import main
-from gate.noise.plan import case_samples, suite_cases
+from gate.deciding.noise.plan import case_samples, suite_cases
 from tests.conftest import Project
 from tests.factories import run, sampled
 

@@ -9,7 +9,7 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.progress import LINE_INTERVAL_S, STEPS, Progress, duration, progress_line
+from gate.produce.progress import LINE_INTERVAL_S, STEPS, Progress, duration, progress_line
 
 LINE = re.compile(
     r"(?P<label>\w+) (?P<done>\d+)/(?P<total>\d+) \((?P<percent>\d+)%\)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.cli import load_project, main
-from gate.recheck import UntrustedRun, recheck, snapshot
+from gate.deciding.recheck import UntrustedRun, recheck, snapshot
 from gate.results import read_results
 from tests.conftest import Project, case
 
@@ -106,7 +106,7 @@ def test_tool_args_valid_without_declared_tools_is_refused_before_any_call(
 def _ruler_with(price: dict[str, float]) -> object:
     from types import SimpleNamespace
 
-    from gate.config import Price
+    from gate.suite.config import Price
 
     return SimpleNamespace(
         config=SimpleNamespace(pricing={"m": Price(**price)}, system=SimpleNamespace(model="m"))
@@ -125,7 +125,7 @@ def _ruler_with(price: dict[str, float]) -> object:
 def test_a_sample_is_costed_no_lower_than_the_bases_prices_allow(
     claimed: float | None, expected: float
 ) -> None:
-    from gate.recheck import ruled_cost
+    from gate.deciding.recheck import ruled_cost
     from gate.results import SampleResult
 
     ruler = _ruler_with({"input": 1.0, "output": 2.0, "batch_input": 0.5, "batch_output": 1.0})

@@ -24,7 +24,7 @@ from gate import cli as cli_module
 from gate import secrets
 from gate.errors import CasegateError, ResultsError
 from gate.outputs import Output
-from gate.recordings import WORK_FOLDER, RecordingStore, system_fingerprint
+from gate.produce.recordings import WORK_FOLDER, RecordingStore, system_fingerprint
 from tests.conftest import Project, case
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_judge import grading_judge, judged_project, write_labels
@@ -74,7 +74,7 @@ def test_a_killed_recorder_leaves_nothing_for_git_and_is_swept(tmp_path: Path) -
         import os, time
         from pathlib import Path
         from gate.outputs import Output
-        from gate.recordings import RecordingStore
+        from gate.produce.recordings import RecordingStore
         os.replace = lambda *args: time.sleep(3600)
         RecordingStore(Path({str(folder)!r})).put(
             "doomed", "k2", Output(text="x"), system={{}}, fingerprint="f", sample=0

@@ -11,14 +11,15 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.compare import Comparison, compare
-from gate.config import GateConfig
-from gate.diffs import diff_texts
+from gate.deciding.compare import Comparison, compare
+from gate.deciding.rulerside import RulerChange, RulerReview
+from gate.deciding.rules import Reason, Verdict, decide
 from gate.github.api import marker_for
-from gate.junit import write_junit
-from gate.report import ZWSP, cell, code, diff_block, json_report, markdown_report, text_report
-from gate.ruler import RulerChange, RulerReview
-from gate.rules import Reason, Verdict, decide
+from gate.reporting.diffs import diff_texts
+from gate.reporting.junit import write_junit
+from gate.reporting.markup import ZWSP, cell, code, diff_block
+from gate.reporting.report import json_report, markdown_report, text_report
+from gate.suite.config import GateConfig
 from tests.factories import result, run
 
 HOSTILE = "a | b `code` <script>alert(1)</script> @org/team thanks @alice see #123 **bold** [x](y)"

@@ -15,10 +15,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import basetree, ruler
 from gate.cli import main
-from gate.config import GateConfig
+from gate.deciding import basetree, rulerdiff, rulerside
 from gate.errors import ConfigError
+from gate.suite.config import GateConfig
 from tests.conftest import Project, case
 from tests.fakes.actions import git, init_repository
 
@@ -38,13 +38,13 @@ def repo(project: Project) -> Project:
     return project
 
 
-def side(project: Project, overrides: tuple[str, ...] = ()) -> ruler.Side:
-    return ruler.load_side(project.config_path, overrides, project.root)
+def side(project: Project, overrides: tuple[str, ...] = ()) -> rulerside.Side:
+    return rulerside.load_side(project.config_path, overrides, project.root)
 
 
-def base_side(project: Project, tmp_path: Path) -> ruler.Side:
+def base_side(project: Project, tmp_path: Path) -> rulerside.Side:
     tree, refused = basetree.extract_tree(project.root, "HEAD", tmp_path / "scratch")
-    return ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
+    return rulerside.load_side(tree / "casegate.yml", (), tree, refused=refused)
 
 
 def edit_config(project: Project, **changes: Any) -> None:
@@ -54,7 +54,7 @@ def edit_config(project: Project, **changes: Any) -> None:
 
 
 def changes_after(repo: Project, tmp_path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
-    found = ruler.compare_rulers(base_side(repo, tmp_path), side(repo, overrides))
+    found = rulerdiff.compare_rulers(base_side(repo, tmp_path), side(repo, overrides))
     return [f"{'-' if c.loosens else '+'} {c.describe()}" for c in found]
 
 
@@ -169,17 +169,17 @@ def test_a_version_bump_with_a_new_expectation_sets_a_plain_case_aside(
     key=st.sampled_from(["tolerance", "non_inferiority_margin"]),
 )
 def test_a_higher_tolerance_always_loosens(before: float, after: float, key: str) -> None:
-    assert ruler._loosens(ruler.RULE_DIRECTIONS[key], before, after) == (after > before)
+    assert rulerside._loosens(rulerside.RULE_DIRECTIONS[key], before, after) == (after > before)
 
 
 @given(flags=st.lists(st.booleans(), min_size=2, max_size=2))
 def test_switching_a_blocking_rule_off_is_the_only_loosening_switch(flags: list[bool]) -> None:
     before, after = flags
-    assert ruler._loosens("off", before, after) == (before and not after)
+    assert rulerside._loosens("off", before, after) == (before and not after)
 
 
 def test_every_gate_rule_field_has_a_direction() -> None:
-    assert set(ruler.RULE_DIRECTIONS) == set(GateConfig.model_fields)
+    assert set(rulerside.RULE_DIRECTIONS) == set(GateConfig.model_fields)
 
 
 # --- where the base is and what may be read from it ----------------------------------
@@ -427,7 +427,7 @@ def test_a_lower_or_removed_pass_rate_floor_loosens(
         expected = after is None and before is not None
     else:
         expected = after < before
-    assert ruler._loosens(ruler.RULE_DIRECTIONS["min_pass_rate"], before, after) == expected
+    assert rulerside._loosens(rulerside.RULE_DIRECTIONS["min_pass_rate"], before, after) == expected
 
 
 @pytest.mark.parametrize("key", ["max_cost_usd", "max_latency_p95_ms", "max_errors"])
@@ -438,7 +438,7 @@ def test_a_lower_or_removed_pass_rate_floor_loosens(
 def test_a_higher_or_removed_budget_loosens(
     key: str, before: int | None, after: int | None, loosens: bool
 ) -> None:
-    assert ruler._loosens(ruler.RULE_DIRECTIONS[key], before, after) == loosens
+    assert rulerside._loosens(rulerside.RULE_DIRECTIONS[key], before, after) == loosens
 
 
 def test_declared_tool_schemas_are_ruler_while_cases_rely_on_them(
@@ -508,9 +508,9 @@ def test_a_key_the_review_does_not_know_loosens(
 ) -> None:
     """Issue #19: a key added to the config or the gate rule before the review learns how
     it moves a verdict counts as loosening (when in doubt, casegate does not say ship)."""
-    directions = {k: v for k, v in ruler.RULE_DIRECTIONS.items() if k != "tolerance"}
-    monkeypatch.setattr(ruler, "RULE_DIRECTIONS", directions)
-    monkeypatch.setattr(ruler, "COMPARED_KEYS", ruler.COMPARED_KEYS - {"samples"})
+    directions = {k: v for k, v in rulerside.RULE_DIRECTIONS.items() if k != "tolerance"}
+    monkeypatch.setattr(rulerdiff, "RULE_DIRECTIONS", directions)
+    monkeypatch.setattr(rulerdiff, "COMPARED_KEYS", rulerdiff.COMPARED_KEYS - {"samples"})
     found = changes_after(repo, tmp_path, ("gate.tolerance=0.2", "samples=3"))
     assert (
         "- gate rule: tolerance 0 → 0.2 (a key the review does not know: counted as loosening)"

@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from gate.compare import compare
-from gate.config import GateConfig
+from gate.deciding.compare import compare
+from gate.deciding.rules import decide
 from gate.results import EPSILON, CaseResult
-from gate.rules import decide
+from gate.suite.config import GateConfig
 from tests.factories import result, run, sampled
 
 

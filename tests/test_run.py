@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from gate.cases import load_cases, resolve_case_paths
-from gate.config import load_config
 from gate.errors import MissingRecordingError
+from gate.produce.run import execute
 from gate.results import RunResults, read_results, write_results
-from gate.run import execute
+from gate.suite.cases import load_cases, resolve_case_paths
+from gate.suite.config import load_config
 from tests.conftest import Project, case
 
 

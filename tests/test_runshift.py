@@ -1,4 +1,4 @@
-"""gate/noise/runshift.py: a critical case's test allows for a shift its cluster shares."""
+"""gate/deciding/noise/runshift.py: a critical case's test allows for a shift its cluster shares."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats.meta_analysis import combine_effects
 
-from gate.config import GateConfig
-from gate.noise.analysis import analyse, case_test, critical_test
-from gate.noise.runshift import (
+from gate.deciding.noise.analysis import analyse, case_test, critical_test
+from gate.deciding.noise.runshift import (
     SPREAD_CONFIDENCE,
     between_variance,
     estimate,
@@ -21,6 +20,7 @@ from gate.noise.runshift import (
     logit_change,
     q_profile,
 )
+from gate.suite.config import GateConfig
 from tests.factories import sampled
 
 changes = st.lists(
@@ -139,7 +139,7 @@ def test_declaring_clusters_never_lowers_a_critical_cases_p_value(
 
 
 def test_the_report_names_the_spread_it_allowed_for() -> None:
-    from gate.report import suite_line
+    from gate.reporting.sections import suite_line
 
     rows = _drifting_family()
     pairs = [

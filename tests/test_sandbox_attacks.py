@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gate.sandbox import SANDBOX_IDS
+from gate.produce.sandbox import SANDBOX_IDS
 from tests.fakes.actions import Runner, git, open_pull_request
 from tests.test_action_attacks import with_custom_check
 
@@ -211,7 +211,7 @@ def test_not_root_require_refuses_and_auto_says_what_is_missing(open_tmp: Path) 
     import subprocess
     import sys
 
-    from gate.sandbox import identity
+    from gate.produce.sandbox import identity
     from tests.fakes.actions import EXAMPLE, REPO
 
     project = open_tmp / "project"

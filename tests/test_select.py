@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.cases import Case
 from gate.cli import main
-from gate.select import Selection
+from gate.suite.cases import Case
+from gate.suite.select import Selection
 from tests.conftest import Project, case
 
 CASES = [

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.cases import Case
 from gate.cli import main
 from gate.errors import ConfigError
-from gate.select import Selection, select
-from gate.shard import MAX_SHARDS, Shard, shard_of
+from gate.suite.cases import Case
+from gate.suite.select import Selection, select
+from gate.suite.shard import MAX_SHARDS, Shard, shard_of
 from tests.conftest import Project, case
 
 case_id = st.text("abcxyz019._-", min_size=1, max_size=30)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gate.cli import main
-from gate.shard import shard_of
+from gate.suite.shard import shard_of
 from tests.conftest import Project, case
 from tests.fakes.actions import Runner, git
 from tests.test_action_shards import run_shards

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import show
-from gate.cases import load_cases
 from gate.errors import CasegateError
+from gate.reporting import show
 from gate.results import CaseResult, CheckResult, SampleResult
+from gate.suite.cases import load_cases
 from tests.conftest import Project, case
 from tests.factories import result, run
 

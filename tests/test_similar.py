@@ -18,16 +18,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import basetree, checks, ruler
-from gate.checks.similar import figure
 from gate.cli import load_project, main
+from gate.deciding import basetree, rulerdiff, rulerside
+from gate.deciding.recheck import recheck, snapshot
+from gate.judging import checks
+from gate.judging.checks.similar import figure
 from gate.outputs import Output
-from gate.recheck import recheck, snapshot
+from gate.produce.run import Answer, judge_sample
+from gate.produce.services.embeddings import Embedder, as_float32, cosine
+from gate.produce.services.recorded import Snapshot
+from gate.produce.services.suite import Services
 from gate.results import read_results
-from gate.run import Answer, judge_sample
-from gate.services.embeddings import Embedder, as_float32, cosine
-from gate.services.recorded import Snapshot
-from gate.services.suite import Services
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.actions import init_repository
 from tests.fakes.llm_server import Fault
@@ -37,7 +38,7 @@ REFUND = "plain: refunds go back to your card within five days"
 
 
 class WordEmbedder:
-    """Stands in for gate.services.embeddings.Embedder in check-level tests: the loopback
+    """Stands in for gate.produce.services.embeddings.Embedder in check-level tests: the loopback
     server's word-count vectors, compared as casegate compares them."""
 
     def describe(self) -> str:
@@ -418,9 +419,11 @@ def test_prune_keeps_the_embeddings_in_use_and_deletes_the_stale_ones(
 
 def changes(project: Project, tmp_path: Path, *overrides: str) -> list[str]:
     tree, refused = basetree.extract_tree(project.root, "HEAD", tmp_path / "scratch")
-    base = ruler.load_side(tree / "casegate.yml", (), tree, refused=refused)
-    head = ruler.load_side(project.config_path, overrides, project.root)
-    return [f"{'-' if c.loosens else '+'} {c.describe()}" for c in ruler.compare_rulers(base, head)]
+    base = rulerside.load_side(tree / "casegate.yml", (), tree, refused=refused)
+    head = rulerside.load_side(project.config_path, overrides, project.root)
+    return [
+        f"{'-' if c.loosens else '+'} {c.describe()}" for c in rulerdiff.compare_rulers(base, head)
+    ]
 
 
 def test_a_changed_embeddings_pin_is_a_ruler_change(project: Project, tmp_path: Path) -> None:

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate import report
 from gate.cli import main
-from gate.compare import compare
-from gate.config import load_config
+from gate.deciding.compare import compare
+from gate.deciding.rules import decide
+from gate.deciding.staleness import baseline_warnings, config_differences
 from gate.errors import ResultsError
+from gate.reporting import report
 from gate.results import SCHEMA, read_results
-from gate.rules import decide
-from gate.staleness import baseline_warnings, config_differences
+from gate.suite.config import load_config
 from tests.conftest import Project, case
 from tests.factories import result, run
 from tests.fakes.actions import Runner, acted_on, git, init_repository
@@ -180,7 +180,7 @@ def test_the_warnings_come_first_in_every_report_and_never_block() -> None:
 
 
 def load_rule():  # type: ignore[no-untyped-def]
-    from gate.config import GateConfig
+    from gate.suite.config import GateConfig
 
     return GateConfig()
 

@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from gate import cli as cli_module
-from gate import starter
 from gate.cli import main
 from gate.github import action
-from gate.starter import FILES, starter_files
+from gate.suite import starter
+from gate.suite.starter import FILES, starter_files
 from tests.test_cli import casegate
 
 REPO = Path(__file__).resolve().parent.parent

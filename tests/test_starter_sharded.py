@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from gate.cli import main
-from gate.starter import starter_files
+from gate.suite.starter import starter_files
 
 REPO = Path(__file__).resolve().parent.parent
 SHARDED = ".github/workflows/casegate-sharded.yml"

@@ -1,4 +1,4 @@
-"""gate/noise/stats.py held to scipy, the reference."""
+"""gate/deciding/noise/stats.py held to scipy, the reference."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from gate.noise.stats import (
+from gate.deciding.noise.stats import (
     binomial_lower,
     binomial_upper,
     boschloo_lower,

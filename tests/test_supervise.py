@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gate.cli import main
-from gate.supervise import WITHHELD, child_environment
+from gate.produce.supervise import WITHHELD, child_environment
 from tests.conftest import Project, case
 
 CASES = [case("a", "hello", contains="hello"), case("b", "world", contains="world")]

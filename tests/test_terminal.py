@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gate.terminal import run_summary, verbose_failures
+from gate.reporting.terminal import run_summary, verbose_failures
 from tests.factories import result, run
 
 LONG = "Standard shipping takes 3 to 7 business days; these are estimates. " * 20

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate import yamlfile
-from gate.cases import load_cases
 from gate.errors import CaseFileError
 from gate.limits import MAX_CASE_FILE_BYTES
+from gate.suite.cases import load_cases
 from gate.yamlfile import (
     MAX_ALIAS_NODES,
     MAX_YAML_MEMORY,
@@ -269,7 +269,7 @@ def test_the_slow_39_mb_case_file_loads_in_a_small_multiple_of_its_size(tmp_path
         f"""
         import json, resource
         from pathlib import Path
-        from gate.cases import load_cases
+        from gate.suite.cases import load_cases
         load_cases([Path({str(small)!r})])  # every import and schema built first
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         (case,) = load_cases([Path({str(path)!r})])

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gate.basetree import inside, repo_root_of, tracked_under
+from gate.deciding.basetree import inside, repo_root_of, tracked_under
 from gate.errors import CasegateError, ConfigError, link_loop
 from gate.files import private_scratch, work_folder
 from gate.github.forkcomment import post_report, write_report_dir
 from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
-from gate.report import cell
+from gate.reporting.markup import cell
 from gate.secrets import announce_keys, redact
-from gate.select import Selection, select
-from gate.shard import Shard
+from gate.suite.select import Selection, select
+from gate.suite.shard import Shard
 
 #: where a token may sit in the Action's environment; all are removed at start
 TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
@@ -82,11 +82,12 @@ class Inputs:
     report_dir: str = ""
     #: with `command: drift`: re-record the cases that drifted
     refresh: bool = False
-    #: `I/N`: run one shard and write its part (gate.shard), no verdict
+    #: `I/N`: run one shard and write its part (gate.suite.shard), no verdict
     shard: str = ""
-    #: a folder of every shard's part, downloaded: merge them and gate the whole (gate.merge)
+    #: a folder of every shard's part, downloaded: merge them and gate the whole
+    #: (gate.produce.merge)
     parts: str = ""
-    #: gate.sandbox: `require` (the default here) refuses to run the suite unprotected
+    #: gate.produce.sandbox: `require` (the default here) refuses to run the suite unprotected
     sandbox: str = "require"
 
 
@@ -174,7 +175,7 @@ def mark_safe_directory(workspace: Path) -> None:
 
     `*`: actions/checkout may put the repository in any subfolder (`path:`).
     """
-    from gate.basetree import git
+    from gate.deciding.basetree import git
 
     try:
         git("config", "--global", "--add", "safe.directory", "*", cwd=workspace)
@@ -183,7 +184,8 @@ def mark_safe_directory(workspace: Path) -> None:
 
 
 def label_acceptance(event: Mapping[str, Any]) -> Any:
-    """`acceptance(label)` for gate.ruler: who accepted a loosening change, from the event."""
+    """`acceptance(label)` for gate.deciding.ruler: who accepted a loosening change, from the
+    event."""
 
     def accepted_by(label: str) -> str | None:
         pull = event.get("pull_request") or {}
@@ -204,7 +206,7 @@ def label_acceptance(event: Mapping[str, Any]) -> Any:
 def pull_request_ruling(
     inputs: Inputs, event: Mapping[str, Any], environ: Mapping[str, str]
 ) -> Any:
-    from gate.ruler import ruling_for
+    from gate.deciding.ruler import ruling_for
 
     pull = event.get("pull_request") or {}
     scratch = private_scratch("casegate-base-", environ.get("RUNNER_TEMP"))
@@ -333,7 +335,7 @@ def take_token(environ: dict[str, str]) -> str:
 
 
 def run(environ: dict[str, str]) -> int:
-    from gate.project import load_project
+    from gate.suite.project import load_project
 
     token = take_token(environ)
     inputs = dataclasses.replace(read_inputs(environ), token=token)
@@ -373,7 +375,7 @@ def run(environ: dict[str, str]) -> int:
 
 def _declared_suites(config: Path) -> set[str] | None:
     """The suite the default branch's config declares (None: there is no config there)."""
-    from gate.config import load_config
+    from gate.suite.config import load_config
 
     if not config.is_file():
         return None
@@ -397,9 +399,9 @@ def run_baseline(
     from gate.history.commands import add_run, default_commit
     from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
+    from gate.produce.supervise import run_supervised
+    from gate.reporting.terminal import run_summary
     from gate.results import write_results
-    from gate.supervise import run_supervised
-    from gate.terminal import run_summary
 
     path = loaded.baseline_path
     if path is None:
@@ -478,8 +480,9 @@ def run_check(
     cwd: Path,
     workspace: Path,
 ) -> int:
-    from gate import ci, report
+    from gate import ci
     from gate.github.api import CommentError, GitHub, marker_for
+    from gate.reporting import report
 
     suite = loaded.config.suite
     out_dir = work_folder(cwd / ".casegate")
@@ -668,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(key in os.environ for key in PIPED):
         start_without_token()
     not_dumpable()
-    from gate.supervise import become_subreaper
+    from gate.produce.supervise import become_subreaper
 
     become_subreaper()
     environ = dict(os.environ)

@@ -30,7 +30,7 @@ from typing import Any
 
 import requests
 
-from gate.driftreport import BODY_LIMIT, DriftReport, markdown_report, read_report
+from gate.drift.report import BODY_LIMIT, DriftReport, markdown_report, read_report
 from gate.errors import ConfigError
 from gate.files import private_scratch, work_folder, write_bytes, write_text
 from gate.github.api import DEFAULT_AUTHOR, MAX_PAGES, CommentError, GitHub
@@ -194,7 +194,7 @@ def _child_flags() -> list[str]:
 def _run_child(arguments: list[str]) -> tuple[int, str]:
     """`python -m gate drift …` in its own process group, without the token; its exit code
     and what it printed."""
-    from gate.supervise import child_environment, wait_for_child
+    from gate.produce.supervise import child_environment, wait_for_child
 
     child = subprocess.Popen(
         [sys.executable, *_child_flags(), "-m", "gate", "drift", *arguments],

@@ -9,7 +9,7 @@ pull request's code, but the fork's run wrote the artifact and could have put
 anything in it. So the artifact is untrusted input: only the two files, each
 within its size, valid UTF-8, no links; the body posted must start with the
 marker of the verdict's suite, hold no other marker, no HTML (tags or
-character references) that gate/report.py does not write itself, and no live
+character references) that gate/reporting/report.py does not write itself, and no live
 @mention or #reference. The pull request is the one the event names, found
 through the API when the event leaves it out (it does for forks) — never one
 the artifact names.
@@ -26,12 +26,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gate.config import SUITE_PATTERN
 from gate.errors import CasegateError, ConfigError
 from gate.files import parse_json, write_text
 from gate.github.api import CommentError, GitHub, marker_for
 from gate.logsafe import command, flatten
-from gate.report import neutralise
+from gate.reporting.markup import neutralise
+from gate.suite.config import SUITE_PATTERN
 
 SCHEMA = "casegate.comment/1"
 REPORT = "report.md"
@@ -40,7 +40,7 @@ VERDICT = "verdict.json"
 REPORT_LIMIT = 65_536
 VERDICT_LIMIT = 4 * 1024
 VERDICTS = ("ship", "block", "inconclusive")
-#: the only HTML gate/report.py writes; every other `<` in its output is escaped
+#: the only HTML gate/reporting/report.py writes; every other `<` in its output is escaped
 REPORT_TAGS = (
     "<pre>",
     "</pre>",
@@ -176,7 +176,7 @@ def _stray(text: str, char: str, allowed: tuple[str, ...], start: int = 0) -> in
 
 
 def _unneutralised(text: str) -> int | None:
-    """Where the first @mention or #reference that gate.report.neutralise stops is."""
+    """Where the first @mention or #reference that gate.reporting.markup.neutralise stops is."""
     escaped = neutralise(text)
     if escaped == text:
         return None

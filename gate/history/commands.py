@@ -25,8 +25,8 @@ from gate.history.records import (
     whole_run_problem,
 )
 from gate.history.store import Store
+from gate.reporting.show import one_line
 from gate.results import RunResults, read_results
-from gate.show import one_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class Where:
 
 def locate(args: argparse.Namespace) -> Where:
     """`--export`/`--db`, else the config's `history:` and `.casegate/history.sqlite`."""
-    from gate.config import load_config
+    from gate.suite.config import load_config
 
     explicit = getattr(args, "config_given", False)
     loaded = load_config(args.config) if explicit or args.config.is_file() else None
@@ -58,7 +58,7 @@ def locate(args: argparse.Namespace) -> Where:
 
 def default_commit(folder: Path, environ: Mapping[str, str] | None = None) -> str:
     """The commit the results belong to: GITHUB_SHA in Actions, else HEAD, else unknown."""
-    from gate.basetree import git
+    from gate.deciding.basetree import git
 
     sha = (os.environ if environ is None else environ).get("GITHUB_SHA", "").strip()
     if sha:

@@ -2,7 +2,7 @@
 
 In a pull request the working copy is the pull request's: an export it edited could
 invent a clean record for a case that keeps failing. The report reads the base
-commit's copy instead, from the tree gate.ruler extracted, as the baseline is read.
+commit's copy instead, from the tree gate.deciding.ruler extracted, as the baseline is read.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gate.basetree import inside, repo_root_of
+from gate.deciding.basetree import inside, repo_root_of
 from gate.errors import ConfigError
 
 if TYPE_CHECKING:
-    from gate.config import Config, LoadedConfig
-    from gate.ruler import Ruling
+    from gate.deciding.ruler import Ruling
+    from gate.suite.config import Config, LoadedConfig
 
 #: the cache, relative to the config's folder (beside the other artefacts, gitignored)
 DEFAULT_DB = ".casegate/history.sqlite"
@@ -77,7 +77,7 @@ def trusted_export(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path | 
 
 def _tree_of(base: LoadedConfig, loaded: LoadedConfig) -> Path | None:
     """The extracted base tree: the base config sits as deep in it as the working
-    config sits in its repository (gate.ruler.ruling_for extracts it so)."""
+    config sits in its repository (gate.deciding.ruler.ruling_for extracts it so)."""
     repository = repo_root_of(loaded.path.absolute().parent)
     if repository is None:
         return None

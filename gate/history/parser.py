@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gate import options
+from gate.suite import options
 
 
 def _positive(text: str) -> int:

@@ -2,7 +2,7 @@
 the suite's pass rate and cost over its recent recorded runs as Mermaid charts.
 
 The export comes from the trusted side (gate.history.locate), but its text is still
-escaped where it lands: table cells through gate.report's `cell` and `code`, and the
+escaped where it lands: table cells through gate.reporting.report's `cell` and `code`, and the
 charts' labels reduced to letters, digits, space, `.`, `_` and `-` inside quotes, so
 no label can close the code fence, end its string, start a line of its own or carry a
 Mermaid directive (`%%{init}`), an arrow or a `click` link.
@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
-from gate.compare import Comparison
+from gate.deciding.compare import Comparison
 from gate.errors import CasegateError
 from gate.history import queries
 from gate.history.locate import trusted_export
 from gate.history.queries import LastFailure, RunPoint
 from gate.history.store import Store
-from gate.report import ROWS_PER_TABLE, cell, code
+from gate.reporting.markup import ROWS_PER_TABLE, cell, code
 from gate.results import RunResults
 
 if TYPE_CHECKING:
-    from gate.config import LoadedConfig
-    from gate.ruler import Ruling
+    from gate.deciding.ruler import Ruling
+    from gate.suite.config import LoadedConfig
 
 #: how many recorded runs the charts show, before the candidate
 TREND_RUNS = 10
@@ -46,7 +46,7 @@ class Point:
 
 @dataclass(frozen=True, slots=True)
 class HistoryNotes:
-    """What the history says about one comparison (gate.compare.HistoryNotes)."""
+    """What the history says about one comparison (gate.deciding.compare.HistoryNotes)."""
 
     #: where the export was read, e.g. "history/support.jsonl on the base commit abc1234"
     source: str

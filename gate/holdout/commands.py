@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gate.config import LoadedConfig, load_config
 from gate.errors import ConfigError
 from gate.holdout import casefiles, rotation
 from gate.holdout.keys import DEFAULT_KEY_ENV, HoldoutKey, generate, require
@@ -35,7 +34,8 @@ from gate.holdout.store import (
     write_recordings,
     write_slice,
 )
-from gate.recordings import RecordingStore
+from gate.produce.recordings import RecordingStore
+from gate.suite.config import LoadedConfig, load_config
 
 
 def _say(line: str) -> None:
@@ -71,7 +71,7 @@ def _key(loaded: LoadedConfig) -> HoldoutKey:
 
 
 def _readable(config: Path) -> list[Any]:
-    from gate.project import load_project  # the command line's loader: warnings, `cases: .`
+    from gate.suite.project import load_project  # the command line's loader: warnings, `cases: .`
 
     return list(load_project(config)[1])
 
@@ -90,7 +90,7 @@ def _held(sliced: Slice, loaded: LoadedConfig, location: Location) -> dict[str, 
 
 def _in_history(path: Path) -> bool:
     """Whether git's history holds `path` (its cases were readable to anyone with it)."""
-    from gate.basetree import git
+    from gate.deciding.basetree import git
 
     try:
         found = git("log", "-1", "--format=%H", "--", path.name, cwd=path.parent)
@@ -217,7 +217,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from gate.cases import load_cases
+    from gate.suite.cases import load_cases
 
     loaded, location = _declared(args.config)
     key = _key(loaded)

@@ -1,7 +1,7 @@
 """What a comparison says about the held-out slice: counts and rates, never a case.
 
 Pure data and plain text (the reports escape it where it lands), so that
-gate.compare can hold one without importing how a slice is run.
+gate.deciding.compare can hold one without importing how a slice is run.
 """
 
 from __future__ import annotations

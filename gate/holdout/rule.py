@@ -8,7 +8,7 @@ want of the key (a fork's pull request) never does: that is a notice.
 
 from __future__ import annotations
 
-from gate.compare import rate_dropped
+from gate.deciding.compare import rate_dropped
 from gate.holdout.outcome import HoldoutComparison
 
 

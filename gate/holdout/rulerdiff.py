@@ -1,7 +1,7 @@
 """What a pull request changed about the held-out slice, as ruler changes.
 
 The slice is part of the ruler: its file, its `holdout:` settings and the rule
-`gate.holdout_max_drop` (gate.ruler's RULE_DIRECTIONS) are read from the base. A
+`gate.holdout_max_drop` (gate.deciding.ruler's RULE_DIRECTIONS) are read from the base. A
 pull request that removes the slice, points it elsewhere, renames the variable its
 key is read from (an unset one would skip it), stops the read-count warning, or
 edits the sealed cases loosens the ruler. Its recordings are not part of it: like
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gate.config import LoadedConfig
 from gate.holdout.store import SLICE_FILE
+from gate.suite.config import LoadedConfig
 
 
 @dataclass(frozen=True, slots=True)
 class Difference:
     subject: str
     text: str
-    #: the config keys to point at (gate.ruler finds their line)
+    #: the config keys to point at (gate.deciding.ruler finds their line)
     keys: tuple[str, ...]
     loosens: bool
     #: a file to point at instead of the config

@@ -25,9 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate import checks
-from gate.cases import Case
-from gate.config import HoldoutConfig, LoadedConfig, Mode
 from gate.errors import CasegateError, ResultsError
 from gate.holdout.keys import DEFAULT_KEY_ENV, HoldoutError, HoldoutKey, from_environment
 from gate.holdout.keys import missing_note as key_missing_note
@@ -42,10 +39,10 @@ from gate.holdout.store import (
     write_recordings,
 )
 from gate.holdout.verdicts import previous_reads, seal_verdicts
-from gate.progress import Progress
-from gate.recordings import request_key, system_fingerprint
-from gate.results import CaseResult, HoldoutSummary, RunResults, SampleResult, read_results
-from gate.run import (
+from gate.judging import checks
+from gate.produce.progress import Progress
+from gate.produce.recordings import request_key, system_fingerprint
+from gate.produce.run import (
     Answer,
     Request,
     aggregate,
@@ -56,7 +53,10 @@ from gate.run import (
     preflight,
     start_live,
 )
-from gate.services.suite import build as build_services
+from gate.produce.services.suite import build as build_services
+from gate.results import CaseResult, HoldoutSummary, RunResults, SampleResult, read_results
+from gate.suite.cases import Case
+from gate.suite.config import HoldoutConfig, LoadedConfig, Mode
 
 #: providers whose calls run no code from the repository
 HOSTED = frozenset({"openai", "anthropic"})

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.basetree import inside
-from gate.config import HoldoutConfig, LoadedConfig
+from gate.deciding.basetree import inside
 from gate.files import cannot_write
 from gate.holdout.keys import HoldoutError, HoldoutKey
 from gate.holdout.sealed import read_header, read_sealed, write_sealed
-from gate.recordings import SCHEMA as RECORDING_SCHEMA
-from gate.recordings import RecordingStore
+from gate.produce.recordings import SCHEMA as RECORDING_SCHEMA
+from gate.produce.recordings import RecordingStore
+from gate.suite.config import HoldoutConfig, LoadedConfig
 
 SLICE_FILE = "slice.sealed"
 RECORDINGS_FILE = "recordings.sealed"
@@ -64,7 +64,7 @@ def _relative(root: Path, repository: Path, folder: str, name: str) -> str:
 
 def locate(loaded: LoadedConfig, holdout: HoldoutConfig, base: Any = None) -> Location:
     """The slice's files, inside the repository (no link, no `..` out of it): the cases from
-    the base commit's tree when `base` (a gate.ruler Side) is given, the recordings always
+    the base commit's tree when `base` (a gate.deciding.ruler Side) is given, the recordings always
     from the checkout, like every recording."""
     what = f"{loaded.path}: holdout.path"
     recordings = inside(

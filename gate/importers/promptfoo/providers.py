@@ -260,8 +260,8 @@ def _tools(raw: Any, folder: Folder, line: int | None, notes: list[str]) -> list
 
 
 def system_problems(system: Mapping[str, Any]) -> list[str]:
-    from gate import systems
-    from gate.config import SystemConfig
+    from gate.produce import systems
+    from gate.suite.config import SystemConfig
 
     try:
         config = SystemConfig.model_validate({"name": "x", **system})

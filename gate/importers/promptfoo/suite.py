@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate import checks
-from gate.cases import MAX_ID_LENGTH, Case
 from gate.errors import SystemCallError
 from gate.importers.promptfoo.assertions import Context, Stubs, service_pins
 from gate.importers.promptfoo.cases import Draft, Report, check_shape, draft_cases, merge_default
@@ -41,7 +39,9 @@ from gate.importers.promptfoo.writing import (
     suite_files,
     write_all,
 )
-from gate.templates import render
+from gate.judging import checks
+from gate.suite.cases import MAX_ID_LENGTH, Case
+from gate.suite.templates import render
 from gate.yamlfile import YamlSyntaxError, load_yaml, printable
 
 
@@ -374,6 +374,6 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         settings_mapped=left_out.settings_mapped,
         warnings=[folder.scrubber.mask_text(line) for line in left_out.warnings()],
     )
-    for warning in outcome.warnings:  # as gate.project does: the command prints the rest
+    for warning in outcome.warnings:  # as gate.suite.project does: the command prints the rest
         print(f"casegate: warning: {warning}", file=sys.stderr)
     return outcome

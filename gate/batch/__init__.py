@@ -1,9 +1,0 @@
-"""`mode: batch`: the suite through the OpenAI Batch API or the Anthropic Message Batches API.
-
-A record or live run whose system says `mode: batch` answers its planned requests
-with one submitted batch instead of one call each (gate.batch.run, called from
-gate.run). What was submitted is kept in `.casegate/batches/ID.json` beside the
-config (gate.batch.state), so a restart resumes the batch instead of paying twice
-(`casegate batch resume ID`, gate.batch.commands). Each provider's wire flow is one
-module (gate.batch.openai, gate.batch.anthropic) behind gate.batch.api's protocol.
-"""

@@ -1,0 +1,314 @@
+"""Compare a candidate run with its baseline, case by case.
+
+Cases are paired by id. A case whose `version` differs between the runs is
+`changed`: its expectation moved, so it counts as neither regression nor fix.
+A case in error on the candidate is listed under `errors` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gate.deciding.noise import analysis
+from gate.deciding.noise.analysis import NoiseAnalysis
+from gate.deciding.noise.clusters import clusters_of
+from gate.deciding.rulerside import RulerReview
+from gate.drift import age as recordingage
+from gate.errors import ResultsError
+from gate.holdout.outcome import HoldoutComparison
+from gate.holdout.verdicts import compare_runs
+from gate.judging.judge import JudgePin
+from gate.judging.pairwise import PairwiseAnalysis
+from gate.results import EPSILON, CaseResult, RunResults
+from gate.suite.config import GateConfig
+
+#: System keys shown first in the headline when they differ (the change under test).
+HEADLINE_KEYS = ("provider", "model", "target", "command", "api", "message", "params", "tools")
+#: Labels and transport settings: they change nothing the system answers. Every other
+#: key (a python or command system's own extra keys too) is part of the change.
+NOT_THE_SYSTEM = frozenset(
+    {
+        "name",
+        "prompt",
+        "prompt_file",
+        "timeout_s",
+        "base_url",
+        "api_key_env",
+        "max_retries",
+        "max_wait_s",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    system: str
+    pass_rate: float
+    passed: int
+    cases: int
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One usage figure on both sides, with absolute and relative change."""
+
+    name: str
+    baseline: float | None
+    candidate: float | None
+
+    @property
+    def change(self) -> float | None:
+        if self.baseline is None or self.candidate is None:
+            return None
+        return self.candidate - self.baseline
+
+    @property
+    def relative(self) -> float | None:
+        change = self.change
+        if change is None or not self.baseline:
+            return None
+        return change / self.baseline
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "change": self.change,
+            "relative_change": self.relative,
+        }
+
+
+class HistoryNotes(Protocol):
+    """The results history's account of a comparison, rendered by gate.history.report."""
+
+    def markdown(self) -> str: ...
+
+    def lines(self) -> list[str]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass(slots=True)
+class Comparison:
+    suite: str
+    baseline: Side
+    candidate: Side
+    shared_baseline_rate: float
+    shared_candidate_rate: float
+    shared_cases: int
+    regressions: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    unchanged_pass: list[str] = field(default_factory=list)
+    unchanged_fail: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    system_changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    ruler_changes: list[str] = field(default_factory=list)
+    usage: list[Delta] = field(default_factory=list)
+    baseline_cases: dict[str, CaseResult] = field(default_factory=dict)
+    candidate_cases: dict[str, CaseResult] = field(default_factory=dict)
+    #: set when either run has repeated samples: the lists above then come from tests
+    noise: NoiseAnalysis | None = None
+    #: set when the ruler was read from a base commit (pull requests, `check --base`)
+    ruler: RulerReview | None = None
+    #: why the baseline may be stale (gate.deciding.staleness): shown first, never blocking
+    warnings: list[str] = field(default_factory=list)
+    #: set when the suite has pairwise judge cases and their pairs were judged
+    #: (gate.judging.pairwise: in `check`, and in `compare`/`gate` from recorded verdicts)
+    pairwise: PairwiseAnalysis | None = None
+    #: the candidate replayed recordings past recordings.max_age_days (gate.drift.age)
+    recording_warnings: list[str] = field(default_factory=list)
+    #: the held-out slice, in counts (gate.holdout.scoring.compare_runs; set by the caller,
+    #: which holds the key)
+    holdout: HoldoutComparison | None = None
+    #: what the trusted results history says (gate.history.report; set by the caller)
+    history: HistoryNotes | None = None
+    #: the candidate's `samples: auto` looks (None: fixed samples)
+    candidate_looks: list[int] | None = None
+
+    def critical(self, ids: list[str]) -> list[str]:
+        return [i for i in ids if self.candidate_cases[i].critical]
+
+    def usage_of(self, name: str) -> Delta:
+        return next(delta for delta in self.usage if delta.name == name)
+
+
+def prompt_digest(system: dict[str, Any]) -> str | None:
+    prompt = system.get("prompt")
+    if prompt is None:
+        return None
+    return "sha256:" + hashlib.sha256(str(prompt).encode()).hexdigest()[:12]
+
+
+def _system_changes(baseline: RunResults, candidate: RunResults) -> dict[str, tuple[Any, Any]]:
+    before = baseline.config.get("system", {})
+    after = candidate.config.get("system", {})
+    changes: dict[str, tuple[Any, Any]] = {}
+    extra = sorted((set(before) | set(after)) - set(HEADLINE_KEYS) - NOT_THE_SYSTEM)
+    for key in (*HEADLINE_KEYS, *extra):
+        if before.get(key) != after.get(key):
+            changes[key] = (before.get(key), after.get(key))
+    if prompt_digest(before) != prompt_digest(after):
+        changes["prompt"] = (prompt_digest(before), prompt_digest(after))
+    return changes
+
+
+def _pin_text(pin: Any) -> str:
+    if not isinstance(pin, dict):
+        return "none"
+    try:
+        return JudgePin.model_validate(pin).describe()
+    except ValueError:
+        return "an unreadable pin"
+
+
+def _ruler_changes(baseline: RunResults, candidate: RunResults, shared: list[str]) -> list[str]:
+    """What changed in the measurement itself, apart from the system under test."""
+    notes = []
+    before, after = baseline.config.get("samples"), candidate.config.get("samples")
+    if before != after:
+        notes.append(f"samples changed: {before!r} → {after!r}")
+    before, after = baseline.config.get("judge"), candidate.config.get("judge")
+    if before != after:
+        notes.append(
+            f"the judge pin changed: {_pin_text(before)} → {_pin_text(after)}; "
+            "verdicts of judge-checked cases were measured with different rulers"
+        )
+    before_cases, after_cases = baseline.case_map(), candidate.case_map()
+    moved = [
+        case_id
+        for case_id in shared
+        if before_cases[case_id].expect_hash
+        and after_cases[case_id].expect_hash
+        and before_cases[case_id].expect_hash != after_cases[case_id].expect_hash
+    ]
+    if moved:
+        notes.append(
+            f"checks changed without a version bump for {len(moved)} case(s): "
+            + ", ".join(moved[:10])
+            + (" …" if len(moved) > 10 else "")
+        )
+    return notes
+
+
+def _weighted_rate(cases: list[CaseResult]) -> float:
+    total = sum(case.weight for case in cases)
+    return sum(case.weight for case in cases if case.passed) / total if total else 0.0
+
+
+def _usage(baseline: RunResults, candidate: RunResults) -> list[Delta]:
+    b, c = baseline.summary, candidate.summary
+    return [
+        Delta("cost_usd", b.cost_usd, c.cost_usd),
+        Delta("input_tokens", b.input_tokens, c.input_tokens),
+        Delta("output_tokens", b.output_tokens, c.output_tokens),
+        Delta("latency_ms_p50", b.latency_ms_p50, c.latency_ms_p50),
+        Delta("latency_ms_p95", b.latency_ms_p95, c.latency_ms_p95),
+    ]
+
+
+def compare(
+    baseline: RunResults, candidate: RunResults, rule: GateConfig | None = None
+) -> Comparison:
+    """Pair cases by id and sort them into the comparison's lists.
+
+    With one sample per case the lists are a pass/fail diff; with repeated
+    samples they come from significance tests (gate.deciding.noise.analysis) under `rule`.
+    """
+    for role, run in (("baseline", baseline), ("candidate", candidate)):
+        if run.interrupted:
+            raise ResultsError(
+                f"the {role} run was interrupted after {len(run.cases)} case(s): a partial run "
+                "is never compared or gated — run it again to the end"
+            )
+        if run.shard is not None:
+            raise ResultsError(
+                f"the {role} run is one shard ({run.shard.get('index')}/"
+                f"{run.shard.get('count')}) of the suite: a part is never compared or gated — "
+                "join every part first with `casegate merge PARTS... --out results.json`"
+            )
+        if not run.cases:
+            raise ResultsError(
+                f"the {role} run judged no case: there is nothing to compare or gate "
+                "(check `cases:` and the selection)"
+            )
+    if baseline.suite != candidate.suite:
+        raise ResultsError(
+            f"the runs are of different suites ({baseline.suite!r} vs {candidate.suite!r}): "
+            "compare a candidate with the baseline of its own suite"
+        )
+    before, after = baseline.case_map(), candidate.case_map()
+    shared_ids = sorted(set(before) & set(after))
+    comparison = Comparison(
+        suite=candidate.suite,
+        baseline=Side(
+            baseline.system,
+            baseline.summary.pass_rate,
+            baseline.summary.passed,
+            baseline.summary.cases,
+        ),
+        candidate=Side(
+            candidate.system,
+            candidate.summary.pass_rate,
+            candidate.summary.passed,
+            candidate.summary.cases,
+        ),
+        shared_baseline_rate=0.0,
+        shared_candidate_rate=0.0,
+        shared_cases=0,
+        added=sorted(set(after) - set(before)),
+        removed=sorted(set(before) - set(after)),
+        system_changes=_system_changes(baseline, candidate),
+        ruler_changes=_ruler_changes(baseline, candidate, shared_ids),
+        usage=_usage(baseline, candidate),
+        baseline_cases=before,
+        candidate_cases=after,
+        candidate_looks=analysis.design_of(candidate.config),
+    )
+    comparable = []
+    for case_id in shared_ids:
+        old, new = before[case_id], after[case_id]
+        if old.version != new.version:
+            comparison.changed.append(case_id)
+            continue
+        comparable.append(case_id)
+        if new.status == "error":
+            comparison.errors.append(case_id)
+        elif old.passed and not new.passed:
+            comparison.regressions.append(case_id)
+        elif not old.passed and new.passed:
+            comparison.fixes.append(case_id)
+        elif new.passed:
+            comparison.unchanged_pass.append(case_id)
+        else:
+            comparison.unchanged_fail.append(case_id)
+    comparison.errors += [i for i in comparison.added if after[i].status == "error"]
+    comparison.errors.sort()
+    judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
+    pairs = [(before[i], after[i]) for i in judged]
+    if analysis.noisy(pairs):
+        clustered = clusters_of([new for _, new in pairs], candidate.config)
+        noise = analysis.analyse(pairs, rule or GateConfig(), comparison.candidate_looks, clustered)
+        flagged = set(noise.regressions) | set(noise.fixes)
+        others = [i for i in comparable if after[i].status != "error" and i not in flagged]
+        comparison.noise = noise
+        comparison.regressions = noise.regressions
+        comparison.fixes = noise.fixes
+        comparison.unchanged_pass = [i for i in others if after[i].passed]
+        comparison.unchanged_fail = [i for i in others if not after[i].passed]
+    comparison.shared_cases = len(comparable)
+    comparison.shared_baseline_rate = _weighted_rate([before[i] for i in comparable])
+    comparison.shared_candidate_rate = _weighted_rate([after[i] for i in comparable])
+    comparison.recording_warnings = recordingage.replay_warnings(candidate)
+    # Aggregates only: the caller that holds the slice's key compares it case by case.
+    comparison.holdout = compare_runs(baseline, candidate, None)
+    return comparison
+
+
+def rate_dropped(baseline: float, candidate: float, tolerance: float) -> bool:
+    """k/n arithmetic is inexact (0.8 - 0.75 > 0.05): compare with an epsilon."""
+    return candidate < baseline - tolerance - EPSILON

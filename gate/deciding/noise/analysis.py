@@ -1,0 +1,347 @@
+"""The comparison under noise: with repeated samples, every rule is decided by a test.
+
+Per case, a drop counts as a regression only when it exceeds the tolerance and
+a one-sided exact test on passes/samples says it is not chance (Boschloo's for
+critical cases, which can block; Fisher's for the others, which are reported). The
+critical cases are one Holm family at their share of the gate's level
+(gate.deciding.noise.level); the other cases, which never block on their own, form a
+second Holm family at `alpha`, for the report. At suite level a paired
+sign-flip test over the shared cases' rate differences decides the pass-rate
+rule, and a t interval on the mean difference says whether a drop beyond
+`non_inferiority_margin` can be ruled out.
+
+Under `samples: auto` a case's sample count depends on what it showed, so a
+count's plain p-value is not a p-value any more. A critical case's p-value is
+the smallest over the looks it reached of (its look's p-value / that look's
+spend), which Bonferroni's inequality keeps valid whatever the stopping; the
+suite test compares, per case, the candidate's and the baseline's first m
+samples, m being the suite's look (the fewest samples any case has): equal
+prefixes of independent draws are exchangeable, so the sign-flip test is exact.
+Cases that share a cluster are flipped together (Miller 2024, "Adding Error
+Bars to Evals"): near-duplicates move together, and counting them as
+independent would overstate the evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from gate.deciding.noise import level
+from gate.deciding.noise.runshift import RunShift, estimate
+from gate.deciding.noise.stats import (
+    MeanChange,
+    boschloo_lower,
+    fisher_lower,
+    holm,
+    mean_change,
+    sign_flip_lower,
+    wilson,
+)
+from gate.results import EPSILON, CaseResult
+from gate.suite.config import AdaptiveConfig, GateConfig
+
+#: the report names the design effect of the clusters from this ratio up
+SHOWN_DESIGN_EFFECT = 1.2
+
+
+@dataclass(frozen=True, slots=True)
+class CaseTest:
+    id: str
+    critical: bool
+    base_passes: int
+    base_samples: int
+    cand_passes: int
+    cand_samples: int
+    p_lower: float  # the candidate's rate is lower
+    p_higher: float  # the candidate's rate is higher
+    base_interval: tuple[float, float]
+    cand_interval: tuple[float, float]
+
+    @property
+    def change(self) -> float:
+        return self.cand_passes / self.cand_samples - self.base_passes / self.base_samples
+
+    def counts(self) -> str:
+        return f"{self.base_passes}/{self.base_samples} → {self.cand_passes}/{self.cand_samples}"
+
+
+@dataclass(slots=True)
+class Confirmation:
+    """A flagged case re-run on fresh samples before the gate blocks on it."""
+
+    confirmed: bool
+    test: CaseTest
+    baseline_rerun: bool  # False: one-sided, the baseline's original samples were used
+
+
+@dataclass(slots=True)
+class NoiseAnalysis:
+    tests: dict[str, CaseTest]
+    regressions: list[str]
+    fixes: list[str]
+    within_noise: list[str]
+    suite_p: float
+    change: MeanChange
+    samples: int  # the typical samples per case, for the "samples to decide" estimate
+    confirmations: dict[str, Confirmation] = field(default_factory=dict)
+    #: the level the suite test is held to at this look (its share of `alpha`)
+    suite_alpha: float = 0.0
+    shares: level.Shares = field(default_factory=lambda: level.Shares(0.0, 0.0, 0.0))
+    #: clustered variance of the suite's differences over the independent one (1: none)
+    design_effect: float = 1.0
+    clusters: int = 0
+    #: τ², the run-to-run variance of a cluster's log-odds (gate.deciding.noise.runshift; 0: none)
+    run_shift: float = 0.0
+    #: a suite-level drop re-tested on fresh samples (None: not re-tested)
+    suite_confirmed: bool | None = None
+
+    def change_text(self) -> str:
+        """`mean change -3.7 points per case (95% CI -8.4 to +1.0)`"""
+        change = self.change
+        return (
+            f"mean change {change.mean * 100:+.1f} points per case "
+            f"(95% CI {change.low * 100:+.1f} to {change.high * 100:+.1f})"
+        )
+
+
+def verdicts(case: CaseResult) -> list[bool] | None:
+    """The case's sample verdicts in sample order (None: the results do not hold them)."""
+    if len(case.outputs) != case.samples:
+        return None
+    return [sample.status == "pass" for sample in sorted(case.outputs, key=lambda o: o.sample)]
+
+
+def prefix_counts(old: CaseResult, new: CaseResult) -> tuple[int, int, int, int]:
+    """Both sides' passes over their equal first samples (the whole counts without verdicts).
+
+    Empirical log-odds are biased towards 0 by different amounts at different counts
+    (4/4 and 72/72 differ by 2.8), so clusters are compared on equal counts.
+    """
+    base, cand = verdicts(old), verdicts(new)
+    if base is None or cand is None:
+        return old.passes, old.samples, new.passes, new.samples
+    m = min(len(base), len(cand))
+    return sum(base[:m]), m, sum(cand[:m]), m
+
+
+def design_of(config: Mapping[str, Any]) -> list[int] | None:
+    """The looks of a `samples: auto` run, from its recorded config (None: fixed samples)."""
+    if config.get("samples") != "auto":
+        return None
+    try:
+        adaptive = AdaptiveConfig.model_validate(config.get("adaptive") or {})
+    except ValueError:
+        adaptive = AdaptiveConfig()
+    return level.looks(adaptive)
+
+
+Test = Callable[[int, int, int, int], float]
+
+
+def critical_test(case_id: str, shift: RunShift | None) -> Test:
+    """A critical case's test: Boschloo's exact test, and with declared clusters also the
+    run-to-run spread of their shifts (gate.deciding.noise.runshift); the larger p-value counts."""
+    if shift is None:
+        return boschloo_lower
+
+    def test(base_passes: int, base_samples: int, cand_passes: int, cand_samples: int) -> float:
+        counts = (base_passes, base_samples, cand_passes, cand_samples)
+        return max(boschloo_lower(*counts), boschloo_lower(*shift.effective(case_id, counts)))
+
+    return test
+
+
+def sequential_p(
+    passes: int,
+    samples: int,
+    outcomes: Sequence[bool] | None,
+    looks: list[int] | None,
+    test: Test = fisher_lower,
+) -> float:
+    """The candidate-lower p-value of a case, valid however its sample count was chosen.
+
+    `passes`/`samples` are the baseline's; `outcomes` the candidate's verdicts in order.
+    Under fixed samples it is `test`'s; under `samples: auto`, the smallest over the looks
+    reached of `test`'s p at that look divided by the look's spend.
+    """
+    assert outcomes is not None
+    count = len(outcomes)
+    if looks is None or count not in looks:
+        # Fixed samples, or a case with its own fixed `samples` inside an auto run.
+        return test(passes, samples, sum(outcomes), count)
+    best = 1.0
+    for index, look in enumerate(looks):
+        if look > count:
+            break
+        p = test(passes, samples, sum(outcomes[:look]), look)
+        best = min(best, p / level.look_weight(index, len(looks)))
+    return min(1.0, best)
+
+
+def case_test(
+    old: CaseResult, new: CaseResult, looks: list[int] | None = None, shift: RunShift | None = None
+) -> CaseTest:
+    """The case's two one-sided tests. A critical case that dropped is tested by
+    `critical_test` (it can block); every other p-value is Fisher's (report only)."""
+    test: Test = fisher_lower
+    if new.critical and new.passes * old.samples < old.passes * new.samples:
+        test = critical_test(new.id, shift)
+    outcomes = verdicts(new)
+    if outcomes is None:
+        p_lower = test(old.passes, old.samples, new.passes, new.samples)
+    else:
+        p_lower = sequential_p(old.passes, old.samples, outcomes, looks, test)
+    return CaseTest(
+        id=new.id,
+        critical=new.critical,
+        base_passes=old.passes,
+        base_samples=old.samples,
+        cand_passes=new.passes,
+        cand_samples=new.samples,
+        p_lower=p_lower,
+        p_higher=fisher_lower(new.passes, new.samples, old.passes, old.samples),
+        base_interval=wilson(old.passes, old.samples),
+        cand_interval=wilson(new.passes, new.samples),
+    )
+
+
+def critical_alpha(tests: Sequence[CaseTest], rule: GateConfig) -> float:
+    return level.shares(rule, has_critical=any(t.critical for t in tests)).critical
+
+
+def significant(tests: Sequence[CaseTest], rule: GateConfig, *, lower: bool) -> list[str]:
+    """Cases whose change (drop or rise) beyond the tolerance is significant.
+
+    Two Holm families, each of every case tested in it, moved or not: the critical
+    cases at their share of the gate's level, the others at `alpha`.
+    """
+    sign = -1 if lower else 1
+    moved_ids = {t.id for t in tests if sign * t.change > rule.tolerance + EPSILON}
+    found = []
+    for critical, alpha in ((True, critical_alpha(tests, rule)), (False, rule.alpha)):
+        family = [t for t in tests if t.critical is critical]
+        rejected = holm([t.p_lower if lower else t.p_higher for t in family], alpha)
+        found += [t.id for t, r in zip(family, rejected, strict=True) if r and t.id in moved_ids]
+    return sorted(found)
+
+
+def matched_difference(
+    base: Sequence[bool] | None, base_share: Fraction, cand: Sequence[bool], limit: int | None
+) -> Fraction:
+    """The candidate's pass share minus the baseline's, over equal first samples.
+
+    Equal prefixes keep the two sides exchangeable under "no change" (different counts
+    would not be symmetric); without the baseline's per-sample verdicts, its share.
+    """
+    m = min(len(cand), limit or len(cand))
+    if base is not None:
+        m = min(m, len(base))
+    if m <= 0:
+        return Fraction(0)
+    if base is None:
+        return Fraction(sum(cand[:m]), m) - base_share
+    return Fraction(sum(cand[:m]) - sum(base[:m]), m)
+
+
+def suite_look(fewest: int, looks: list[int] | None) -> tuple[int | None, float]:
+    """The prefix the suite test reads and the share of its alpha spent at that look."""
+    if looks is None:
+        return None, 1.0
+    index = level.look_of(fewest, looks)
+    if index < 0:
+        return None, 1.0
+    return looks[index], level.look_weight(index, len(looks))
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteTest:
+    p: float
+    alpha: float
+    design_effect: float
+    clusters: int
+    mean: float
+
+
+def sign_flip_by_cluster(
+    differences: Mapping[str, Fraction], clusters: Mapping[str, str] | None, alpha: float
+) -> SuiteTest:
+    """The paired sign-flip test with each cluster's differences flipped together."""
+    mean = float(sum(differences.values(), Fraction(0))) / len(differences) if differences else 0
+    if not clusters:
+        values = list(differences.values())
+        return SuiteTest(sign_flip_lower(values), alpha, 1.0, len(values), mean)
+    groups: dict[str, Fraction] = {}
+    for case_id, difference in differences.items():
+        key = clusters.get(case_id) or f"\0{case_id}"
+        groups[key] = groups.get(key, Fraction(0)) + difference
+    squares = sum(float(d) ** 2 for d in differences.values())
+    clustered = sum(float(total) ** 2 for total in groups.values())
+    effect = clustered / squares if squares else 1.0
+    return SuiteTest(sign_flip_lower(list(groups.values())), alpha, effect, len(groups), mean)
+
+
+def suite_test(
+    pairs: Sequence[tuple[CaseResult, CaseResult]],
+    alpha: float,
+    looks: list[int] | None,
+    clusters: Mapping[str, str] | None = None,
+) -> SuiteTest:
+    """The paired sign-flip test of the pass-rate rule, at this look's share of `alpha`."""
+    limit, weight = suite_look(min((new.samples for _, new in pairs), default=0), looks)
+    differences = {}
+    for old, new in pairs:
+        cand = verdicts(new)
+        if cand is None:  # hand-built results: the shares as they are
+            differences[new.id] = Fraction(new.passes, new.samples) - Fraction(
+                old.passes, old.samples
+            )
+            continue
+        base_share = Fraction(old.passes, old.samples)
+        differences[new.id] = matched_difference(verdicts(old), base_share, cand, limit)
+    return sign_flip_by_cluster(differences, clusters, alpha * weight)
+
+
+def analyse(
+    pairs: Sequence[tuple[CaseResult, CaseResult]],
+    rule: GateConfig,
+    looks: list[int] | None = None,
+    clusters: Mapping[str, str] | None = None,
+) -> NoiseAnalysis:
+    """`pairs` are (baseline, candidate) results of the cases both runs judged; `looks` the
+    candidate's `samples: auto` schedule (None: fixed samples); `clusters` case id → cluster."""
+    shift = None
+    if clusters:
+        shift = estimate({new.id: prefix_counts(old, new) for old, new in pairs}, clusters)
+    tests = [case_test(old, new, looks, shift) for old, new in pairs]
+    shares = level.shares(rule, has_critical=any(t.critical for t in tests))
+    suite = suite_test(pairs, shares.suite, looks, clusters)
+    regressions = significant(tests, rule, lower=True)
+    fixes = significant(tests, rule, lower=False)
+    within = [t.id for t in tests if t.change < -EPSILON and t.id not in regressions]
+    differences = [
+        Fraction(t.cand_passes, t.cand_samples) - Fraction(t.base_passes, t.base_samples)
+        for t in tests
+    ]
+    samples = sorted(t.cand_samples for t in tests)
+    return NoiseAnalysis(
+        tests={t.id: t for t in tests},
+        regressions=regressions,
+        fixes=fixes,
+        within_noise=sorted(within),
+        suite_p=suite.p,
+        change=mean_change([float(d) for d in differences]),
+        samples=samples[len(samples) // 2] if samples else 0,
+        suite_alpha=suite.alpha,
+        shares=shares,
+        design_effect=suite.design_effect,
+        clusters=suite.clusters if clusters else 0,
+        run_shift=shift.variance if shift else 0.0,
+    )
+
+
+def noisy(pairs: Sequence[tuple[CaseResult, CaseResult]]) -> bool:
+    """Repeated samples on either side switch the comparison to tests."""
+    return any(old.samples > 1 or new.samples > 1 for old, new in pairs)

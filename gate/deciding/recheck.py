@@ -1,0 +1,282 @@
+"""Judge again, in the gate's own process, what the supervised run reported.
+
+The supervised run imports the pull request's code (custom checks, a python
+system), so what it writes is a claim. Before anything is gated, this process —
+which never imports user code — checks that claim: in replay, every sample's
+output must be the recorded one; every built-in check is evaluated again on
+that output; and each case's verdict is recomputed from its samples under the
+config's thresholds. Only custom checks and the LLM judge keep the verdicts the
+run gave (they are the suite's own code and the pinned judge's recorded
+answers). `similar` by embeddings and `moderation` are measured again from the
+embeddings and scores read with the outputs, before the run; outside replay
+there is no such snapshot, and their verdicts are the run's too. Any mismatch
+means the run cannot be trusted: exit 2, never a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gate.deciding.noise import adaptive
+from gate.errors import CasegateError, SystemCallError
+from gate.judging import checks
+from gate.judging.judgeproc import CustomVerdicts
+from gate.outputs import Output, ToolCall
+from gate.produce.batch.cost import price_key
+from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
+from gate.produce.run import aggregate, samples_for
+from gate.produce.services.recorded import Snapshot
+from gate.produce.services.suite import Services, for_snapshot, snapshot_entries
+from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise
+from gate.suite.cases import Case
+from gate.suite.config import LoadedConfig, Mode
+from gate.suite.shard import shard_of
+
+#: checks whose verdicts only the supervised run can give
+DELEGATED = frozenset({"check", "judge"})
+
+
+class UntrustedRun(CasegateError):
+    """The supervised run's results do not match what this process finds."""
+
+
+class Recorded(dict[tuple[str, str], Output]):
+    """The recorded outputs by (case id, key), and the recorded embeddings and
+    moderation scores (`services`) that `similar` and `moderation` are judged by."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.services: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorded | None:
+    """Every recording the run may replay, read *before* the run starts.
+
+    The run imports the suite's code, which could rewrite recording files on disk
+    before they are read again; what is compared is what was there beforehand.
+    """
+    if mode != "replay":
+        return None
+    store = RecordingStore(loaded.recordings_dir)
+    fingerprint = system_fingerprint(loaded.resolved_system())
+    recorded = Recorded()
+    for case in cases:
+        count = samples_for(case, loaded) or loaded.config.adaptive.max
+        keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+        try:
+            outputs = store.get_many(case.id, keys)
+        except CasegateError:
+            continue  # the run itself reports an unreadable recording
+        recorded.update({(case.id, k): o for k, o in zip(keys, outputs, strict=True) if o})
+    recorded.services = snapshot_entries(store, cases)
+    return recorded
+
+
+def recheck(
+    candidate: RunResults,
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    recorded: Recorded | None,
+    *,
+    reference: RunResults | None = None,
+    shards: int | None = None,
+    custom: CustomVerdicts | None = None,
+    ruler: LoadedConfig | None = None,
+) -> RunResults:
+    """The candidate with every verdict this process can give recomputed; raises on a forgery.
+
+    `recorded` is the `snapshot` taken before the run (None: not a replay). `reference`
+    is the baseline `samples: auto` stopped against, and `shards` the split the merged
+    candidate was run in (each shard ran its rounds apart). `custom` holds the custom
+    checks' verdicts from the judging process (gate.judging.judgeproc), which replace the run's.
+    `ruler` is the base commit's config under a ruling: its price table costs the samples
+    and its declared tool schemas judge `tool_args_valid` (a pull request's lower prices
+    or looser schemas never pass a case).
+    """
+    by_id = {case.id: case for case in cases}
+    fingerprint = system_fingerprint(loaded.resolved_system())
+    # Under a ruling every sample is costed at the base's prices: a recorded cost_usd is
+    # the pull request's claim, and so is a price table it edits.
+    costing = ruler
+    declared = checks.declared_tools(((ruler or loaded).config.system.model_extra) or {})
+    services = None
+    if recorded is not None:  # the snapshot, not the folder the run could write to
+        services = for_snapshot(loaded.config, Snapshot(recorded.services))
+    rebuilt = []
+    for result in candidate.cases:
+        case = by_id.get(result.id)
+        if case is None:
+            raise UntrustedRun(f"the run reported case {result.id!r}, which the suite lacks")
+        fixed = samples_for(case, loaded)
+        if fixed is not None and len(result.outputs) != fixed:
+            raise UntrustedRun(
+                f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
+                f"not the {fixed} the suite asks for"
+            )
+        _require_sample_numbers(case.id, result.outputs)
+        outputs = [
+            _judge_again(
+                case, sample, recorded, fingerprint, loaded, services, custom, costing, declared
+            )
+            for sample in sorted(result.outputs, key=lambda sample: sample.sample)
+        ]
+        threshold = case.min_pass_rate
+        if threshold is None:
+            threshold = loaded.config.min_pass_rate
+        rebuilt.append(aggregate(case, outputs, threshold))
+    _require_adaptive_rounds(rebuilt, by_id, loaded, reference, shards)
+    candidate.cases = rebuilt
+    candidate.summary = summarise(rebuilt)
+    return candidate
+
+
+def ruled_cost(sample: SampleResult, ruler: LoadedConfig) -> float | None:
+    """The sample's cost as the base's prices allow it.
+
+    A recorded `cost_usd` is the pull request's claim: it stands only when it is at
+    least what the cheapest of the base's prices for the model (its batch price, for an
+    answer recorded through a batch API) makes of the tokens; otherwise, or with no cost
+    recorded, the base's normal price is used.
+    """
+    key = price_key(ruler, sample.model)
+    if key is None or (sample.input_tokens is None and sample.output_tokens is None):
+        return sample.cost_usd
+    price = ruler.config.pricing[key]
+    tokens_in, tokens_out = sample.input_tokens or 0, sample.output_tokens or 0
+    normal = (tokens_in * price.input + tokens_out * price.output) / 1e6
+    cheapest = (
+        tokens_in
+        * min(price.input, price.batch_input if price.batch_input is not None else price.input)
+        + tokens_out
+        * min(price.output, price.batch_output if price.batch_output is not None else price.output)
+    ) / 1e6
+    claimed = sample.cost_usd
+    if claimed is None or claimed < cheapest * (1 - 1e-9):
+        return normal
+    return claimed
+
+
+def _require_sample_numbers(case_id: str, outputs: Sequence[SampleResult]) -> None:
+    """Samples 0 to n-1, each once: a sample repeated in place of another is a forgery
+    that every other check would accept (it matches its recording)."""
+    numbers = sorted(sample.sample for sample in outputs)
+    if numbers != list(range(len(numbers))):
+        shown = ", ".join(map(str, numbers[:8])) + (", …" if len(numbers) > 8 else "")
+        raise UntrustedRun(
+            f"the run reported samples {shown} of {case_id!r}, not 0 to {len(numbers) - 1} "
+            "each once: its results cannot be trusted"
+        )
+
+
+def _require_adaptive_rounds(
+    rebuilt: Sequence[CaseResult],
+    by_id: dict[str, Case],
+    loaded: LoadedConfig,
+    reference: RunResults | None,
+    shards: int | None,
+) -> None:
+    """`samples: auto` cases stopped where the rounds, run again here, stop them."""
+    adaptive_cases = [r for r in rebuilt if samples_for(by_id[r.id], loaded) is None]
+    if not adaptive_cases:
+        return
+    groups: dict[int, dict[str, list[bool]]] = {}
+    for result in adaptive_cases:
+        group = shard_of(result.id, shards) if shards else 0
+        groups.setdefault(group, {})[result.id] = [o.status == "pass" for o in result.outputs]
+    refs = adaptive.references(reference)
+    config = loaded.config
+    for outcomes in groups.values():
+        drawn = adaptive.replayed_rounds(outcomes, refs, config.adaptive, config.gate)
+        for case_id, verdicts in outcomes.items():
+            if drawn[case_id] != len(verdicts):
+                raise UntrustedRun(
+                    f"the run stopped case {case_id!r} after {len(verdicts)} sample(s), but "
+                    f"`samples: auto` draws {drawn[case_id]} given its verdicts: its results "
+                    "cannot be trusted"
+                )
+
+
+def _judge_again(
+    case: Case,
+    sample: SampleResult,
+    recordings: Recorded | None,
+    fingerprint: str,
+    loaded: LoadedConfig,
+    services: Services | None = None,
+    custom: CustomVerdicts | None = None,
+    costing: LoadedConfig | None = None,
+    declared: Any = None,
+) -> SampleResult:
+    if sample.status == "error":
+        return sample  # an error is never a pass: nothing to recompute
+    if recordings is not None:
+        key = request_key(fingerprint, case.input, sample.sample)
+        recorded = recordings.get((case.id, key))
+        claimed = [ToolCall.model_validate(call) for call in sample.tool_calls]
+        if recorded is None or recorded.text != sample.text or recorded.tool_calls != claimed:
+            raise UntrustedRun(
+                f"the run's output for case {case.id!r} (sample {sample.sample}) is not the "
+                "recorded one: its results cannot be trusted"
+            )
+        # The budgets judge the recorded figures, not the run's account of them.
+        sample.latency_ms = recorded.latency_ms
+        sample.output_tokens = recorded.output_tokens
+        sample.input_tokens = recorded.input_tokens
+        sample.stop_reason = recorded.stop_reason
+        sample.cost_usd = recorded.cost_usd
+        if sample.cost_usd is None:
+            sample.cost_usd = loaded.cost_of(
+                recorded.model, recorded.input_tokens, recorded.output_tokens
+            )
+    if costing is not None:  # the ruler's prices, not the pull request's
+        sample.cost_usd = ruled_cost(sample, costing)
+    # Outside replay there is no snapshot to measure with: the run's word stands, as the
+    # judge's does (and as its outputs do).
+    delegated = DELEGATED | (checks.service_checks(case.expect) if services is None else set())
+    judges = [(name, judge) for name, judge in case.judges if name not in delegated]
+    tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
+    subject = checks.Subject(
+        sample.text or "",
+        case.input,
+        tool_calls,
+        case,
+        stop_reason=sample.stop_reason,
+        latency_ms=sample.latency_ms,
+        cost_usd=sample.cost_usd,
+        output_tokens=sample.output_tokens,
+        input_tokens=sample.input_tokens,
+        model=sample.model,
+        declared_tools=declared,
+        services=services,
+    )
+    try:
+        mine = {v.check: v for v in checks.evaluate(judges, subject)}
+    except SystemCallError as exc:  # the run judged what the snapshot cannot: not from it
+        raise UntrustedRun(
+            f"the run judged case {case.id!r} (sample {sample.sample}), but the recordings "
+            f"read before it started cannot ({exc}): its results cannot be trusted"
+        ) from None
+    theirs = {c.check: c for c in sample.checks}
+    verdicts = []
+    for name, _ in case.judges:
+        if name == "check" and custom is not None:
+            answer = custom.verdicts.get((case.id, sample.sample))
+            if answer is None:
+                raise UntrustedRun(
+                    f"the judging process gave no custom-check verdict for case {case.id!r} "
+                    f"(sample {sample.sample})"
+                )
+            verdicts.append(CheckResult(check=name, ok=answer[0], reason=answer[1]))
+        elif name in delegated:
+            if name not in theirs:
+                raise UntrustedRun(f"the run gave no {name!r} verdict for case {case.id!r}")
+            verdicts.append(theirs[name])
+        else:
+            verdict = mine[name]
+            verdicts.append(CheckResult(check=name, ok=verdict.ok, reason=verdict.reason))
+    failed = [v for v in verdicts if not v.ok]
+    sample.checks = verdicts
+    sample.status = "fail" if failed else "pass"
+    sample.reason = "; ".join(f"{v.check}: {v.reason}" for v in failed)
+    return sample

@@ -1,0 +1,505 @@
+"""Every difference between the base's ruler and the pull request's, as `RulerChange`s.
+
+The gate's rule, the config's keys, the cases (criticality, expectations, thresholds,
+samples), the source of custom checks, the baseline, the history export and the holdout
+slice, each compared by a function of its own; `compare_rulers` gathers them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gate.deciding.rulerside import RULE_DIRECTIONS, RulerChange, Side, _fmt, _loosens
+from gate.history.integrity import rewritten_lines
+from gate.history.integrity import summary as history_summary
+from gate.holdout.rulerdiff import differences as holdout_differences
+from gate.judging import checks
+from gate.judging.checks.graded import pairwise_rubric
+from gate.judging.judge import JudgePin
+from gate.produce.services.pins import ServicePin
+from gate.suite.cases import Case
+from gate.suite.defaults import expect_difference
+
+#: top-level config keys whose changes the review compares key by key (above and below)
+COMPARED_KEYS = frozenset(
+    {
+        "suite",
+        "cases",
+        "samples",
+        "adaptive",
+        "min_pass_rate",
+        "baseline",
+        "pricing",
+        "judge",
+        "embeddings",
+        "moderation",
+        "holdout",
+        "defaults",
+        "gate",
+        "system",
+    }
+)
+#: keys that decide no verdict, each for a reason: how many calls run at once; where the
+#: outputs come from (the pull request's own claim either way); warnings only; the drift
+#: job. `mode` is not one (live gives the pull request's code the network), nor `history`
+#: (whose file, once merged, every later report trusts): changing them loosens.
+NO_VERDICT_KEYS = frozenset({"concurrency", "recordings", "baseline_max_age_days", "drift"})
+
+
+def _unknown_changes(base: Side, head: Side) -> list[RulerChange]:
+    """Changes to keys the review does not know: each loosens (when in doubt, no ship)."""
+    before, after = base.loaded.config.model_dump(), head.loaded.config.model_dump()
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        if key in COMPARED_KEYS or key in NO_VERDICT_KEYS or before.get(key) == after.get(key):
+            continue
+        changes.append(
+            RulerChange(
+                f"config key {key}",
+                "changed; casegate cannot tell whether it can turn a fail into a pass",
+                head.config_line(key),
+                True,
+            )
+        )
+    gate_before, gate_after = before.get("gate") or {}, after.get("gate") or {}
+    for key in sorted(set(gate_before) | set(gate_after)):
+        if key in RULE_DIRECTIONS or gate_before.get(key) == gate_after.get(key):
+            continue
+        changes.append(
+            RulerChange(
+                "gate rule",
+                f"{key} {_fmt(gate_before.get(key))} → {_fmt(gate_after.get(key))} (a key the "
+                "review does not know: counted as loosening)",
+                head.config_line("gate", key),
+                True,
+            )
+        )
+    return changes
+
+
+def _rule_changes(base: Side, head: Side) -> list[RulerChange]:
+    changes = []
+    before = base.loaded.config.gate.model_dump()
+    after = head.loaded.config.gate.model_dump()
+    for key, direction in RULE_DIRECTIONS.items():
+        if before.get(key) != after.get(key):
+            changes.append(
+                RulerChange(
+                    "gate rule",
+                    f"{key} {_fmt(before.get(key))} → {_fmt(after.get(key))}",
+                    head.config_line("gate", key),
+                    _loosens(direction, before.get(key), after.get(key)),
+                )
+            )
+    return changes
+
+
+def _config_changes(base: Side, head: Side) -> list[RulerChange]:
+    b, h = base.loaded.config, head.loaded.config
+    changes = []
+    if b.suite != h.suite:
+        changes.append(
+            RulerChange("suite", f"{b.suite} → {h.suite}", head.config_line("suite"), True)
+        )
+    if base.baseline != head.baseline:
+        changes.append(
+            RulerChange(
+                "baseline path",
+                f"{_fmt(base.baseline)} → {_fmt(head.baseline)}",
+                head.config_line("baseline"),
+                True,
+            )
+        )
+    if b.samples != h.samples:
+        # Either way: more samples switch the comparison to significance tests, which
+        # against a one-sample baseline can never flag a regression.
+        changes.append(
+            RulerChange(
+                "samples",
+                f"{_fmt(b.samples)} → {_fmt(h.samples)}",
+                head.config_line("samples"),
+                True,
+            )
+        )
+    if b.min_pass_rate != h.min_pass_rate:
+        changes.append(
+            RulerChange(
+                "min_pass_rate",
+                f"{_fmt(b.min_pass_rate)} → {_fmt(h.min_pass_rate)}",
+                head.config_line("min_pass_rate"),
+                h.min_pass_rate < b.min_pass_rate,
+            )
+        )
+    if b.adaptive != h.adaptive:
+        changes.append(
+            RulerChange(
+                "adaptive sampling",
+                f"{b.adaptive.model_dump()} → {h.adaptive.model_dump()}",
+                head.config_line("adaptive"),
+                True,
+            )
+        )
+    if b.pricing != h.pricing:
+        # A lower price can turn a failed cost budget into a pass: any price that falls, a
+        # model that loses or gains a price, loosens; prices that only rise tighten.
+        changes.append(
+            RulerChange(
+                "pricing",
+                _pricing_change(b.pricing, h.pricing),
+                head.config_line("pricing"),
+                _pricing_loosens(b.pricing, h.pricing),
+            )
+        )
+    if b.judge != h.judge:
+        changes.append(
+            RulerChange(
+                "judge pin",
+                f"{_pin(b.judge)} → {_pin(h.judge)}",
+                head.config_line("judge"),
+                True,
+            )
+        )
+    tools_before = checks.declared_tools(b.system.model_extra or {})
+    tools_after = checks.declared_tools(h.system.model_extra or {})
+    if tools_before != tools_after and any("tool_args_valid" in case.expect for case in base.cases):
+        # tool_args_valid judges calls against the system's own declaration: when cases
+        # rely on it, the declared schemas are part of the ruler.
+        changed = sorted(
+            name
+            for name in {*(tools_before or {}), *(tools_after or {})}
+            if (tools_before or {}).get(name) != (tools_after or {}).get(name)
+        )
+        changes.append(
+            RulerChange(
+                "tool schemas",
+                f"system.tools changed ({', '.join(changed)}) while cases judge calls with "
+                "tool_args_valid",
+                head.config_line("system", "tools"),
+                True,
+            )
+        )
+    # The services `similar` and `moderation` measure with are instruments, like the judge.
+    for key in ("embeddings", "moderation"):
+        before, after = getattr(b, key), getattr(h, key)
+        if before != after:
+            text = _service_change(before, after)
+            changes.append(RulerChange(f"{key} service", text, head.config_line(key), True))
+    return changes
+
+
+def _pricing_loosens(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """Only raising an existing price tightens: a new price makes an unknown cost known
+    (and perhaps within a budget it failed), a lower or removed one hides a cost."""
+    if set(after) - set(before):
+        return True
+    for model, price in before.items():
+        new = after.get(model)
+        if new is None or new.input < price.input or new.output < price.output:
+            return True
+        extra = {k: v for k, v in price.model_dump().items() if k not in ("input", "output")}
+        for key, value in extra.items():
+            changed = new.model_dump().get(key)
+            if value is not None and (changed is None or changed < value):
+                return True
+    return False
+
+
+def _pricing_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    parts = []
+    for model in sorted(set(before) | set(after)):
+        old, new = before.get(model), after.get(model)
+        if old == new:
+            continue
+        if old is None:
+            parts.append(f"{model} added")
+        elif new is None:
+            parts.append(f"{model} removed")
+        else:
+            parts.append(
+                f"{model} {old.input:g}/{old.output:g} → {new.input:g}/{new.output:g} per million"
+            )
+    return "; ".join(parts) or "the price table changed"
+
+
+def _service_change(before: ServicePin | None, after: ServicePin | None) -> str:
+    if before is None or after is None or before.describe() != after.describe():
+        return f"{_pin(before)} → {_pin(after)}"
+    fields = type(after).model_fields
+    changed = [name for name in fields if getattr(before, name) != getattr(after, name)]
+    return f"{before.describe()}: {', '.join(changed)} changed"
+
+
+def _pin(pin: JudgePin | ServicePin | None) -> str:
+    return pin.describe() if pin is not None else "none"
+
+
+def _threshold(case: Case, side: Side) -> float:
+    return (
+        case.min_pass_rate if case.min_pass_rate is not None else side.loaded.config.min_pass_rate
+    )
+
+
+def _samples(case: Case, side: Side) -> int | str:
+    return case.samples or side.loaded.config.samples
+
+
+def _input_hash(case: Case) -> str:
+    blob = json.dumps(case.input, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _case_changes(base: Side, head: Side) -> list[RulerChange]:
+    before, after = base.case_map, head.case_map
+    changes: list[RulerChange] = []
+    removed = sorted(set(before) - set(after))
+    for case_id in removed:
+        case = before[case_id]
+        kind = "critical case" if case.is_critical else "case"
+        changes.append(
+            RulerChange(
+                f"{kind} {case_id}",
+                "removed from the selection",
+                f"{base.case_where(case)} (base)",
+                True,
+            )
+        )
+    added = sorted(set(after) - set(before))
+    for case_id in added:
+        if after[case_id].is_critical:
+            changes.append(
+                RulerChange(
+                    f"critical case {case_id}", "added", head.case_where(after[case_id]), False
+                )
+            )
+    plain = [i for i in added if not after[i].is_critical]
+    if plain:
+        changes.append(
+            RulerChange(
+                "cases",
+                f"{len(plain)} new case(s) added: {', '.join(plain[:10])}"
+                + (" …" if len(plain) > 10 else ""),
+                head.config_shown,
+                False,
+            )
+        )
+    for case_id in sorted(set(before) & set(after)):
+        changes.extend(_one_case(before[case_id], after[case_id], base, head))
+    return changes
+
+
+def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]:
+    subject = f"{'critical case' if old.is_critical else 'case'} {new.id}"
+    where = head.case_where(new)
+    changes = []
+    if old.is_critical != new.is_critical:
+        text = "made non-critical" if old.is_critical else "made critical"
+        changes.append(RulerChange(subject, text, where, old.is_critical))
+    expect_moved = old.expect_hash() != new.expect_hash()
+    if _input_hash(old) != _input_hash(new) and (old.is_critical or old.version == new.version):
+        # A new input is a new question: the baseline's verdict was for another one.
+        changes.append(
+            RulerChange(
+                subject,
+                "input changed" + ("" if old.version != new.version else " without a version bump"),
+                where,
+                True,
+            )
+        )
+    if old.version != new.version:
+        # A new version sets the case aside from the comparison: for a critical case
+        # that hides a regression, and so does a bump that changes nothing it demands;
+        # so does one that takes a pairwise case out of a pairwise loss-rate rule.
+        paired = (
+            base.loaded.config.gate.max_pairwise_loss_rate is not None
+            and pairwise_rubric(old.expect) is not None
+        )
+        changes.append(
+            RulerChange(
+                subject,
+                f"version {old.version} → {new.version}"
+                + ("" if expect_moved else " without a change to what it expects")
+                + (
+                    " (its pairwise comparison is skipped while max_pairwise_loss_rate is set)"
+                    if paired
+                    else ""
+                ),
+                where,
+                old.is_critical or not expect_moved or paired,
+            )
+        )
+    if expect_moved:
+        silent = old.version == new.version
+        # Added checks can only fail more; anything else may hide a failure.
+        what, only_added = expect_difference(old.expect, new.expect)
+        moved = {k for k in {*old.expect, *new.expect} if old.expect.get(k) != new.expect.get(k)}
+        by_defaults = bool(moved) and all(
+            (k not in old.expect or k in old.from_defaults)
+            and (k not in new.expect or k in new.from_defaults)
+            for k in moved
+        )
+        changes.append(
+            RulerChange(
+                subject,
+                "expect changed"
+                + (" without a version bump" if silent else "")
+                + f": {what}"
+                + (" (through `defaults.expect`)" if by_defaults else ""),
+                head.config_line("defaults", "expect") if by_defaults else where,
+                (old.is_critical or silent) and not only_added,
+            )
+        )
+    # A config-wide change is listed once, under the config; a case lists its own.
+    own = old.min_pass_rate is not None or new.min_pass_rate is not None
+    if own and _threshold(old, base) != _threshold(new, head):
+        b, h = _threshold(old, base), _threshold(new, head)
+        changes.append(RulerChange(subject, f"min_pass_rate {_fmt(b)} → {_fmt(h)}", where, h < b))
+    if (old.samples or new.samples) and _samples(old, base) != _samples(new, head):
+        b2, h2 = _samples(old, base), _samples(new, head)
+        changes.append(RulerChange(subject, f"samples {_fmt(b2)} → {_fmt(h2)}", where, True))
+    if old.cluster != new.cluster:
+        # Clusters widen the suite test's interval: leaving one narrows it.
+        changes.append(
+            RulerChange(subject, f"cluster {_fmt(old.cluster)} → {_fmt(new.cluster)}", where, True)
+        )
+    by_tag = base.loaded.config.clusters is not None and base.loaded.config.clusters.by == "tag"
+    if by_tag and old.cluster is None and old.tags[:1] != new.tags[:1]:
+        changes.append(
+            RulerChange(
+                subject,
+                f"first tag {_fmt(old.tags[:1])} → {_fmt(new.tags[:1])}, which is its cluster",
+                where,
+                True,
+            )
+        )
+    if old.weight != new.weight:
+        changes.append(
+            RulerChange(subject, f"weight {_fmt(old.weight)} → {_fmt(new.weight)}", where, True)
+        )
+    return changes
+
+
+def _check_source_changes(base: Side, head: Side) -> list[RulerChange]:
+    changes = _source_changes(
+        "custom check module", base.check_sources(), head.check_sources(), head
+    )
+    # A function of a base module that no base case calls is new code in the judging
+    # process too: what it does to the module's state, other cases' checks would see.
+    base_specs = {spec for case in base.cases for spec in checks.custom_specs(case.expect)}
+    for spec in sorted(
+        {spec for case in head.cases for spec in checks.custom_specs(case.expect)} - base_specs
+    ):
+        changes.append(
+            RulerChange(
+                f"custom check {spec}",
+                "a function no case on the base calls: new code in the judging process",
+                head.config_shown,
+                True,
+            )
+        )
+    changes += _source_changes(
+        "instrument module", base.instrument_sources(), head.instrument_sources(), head
+    )
+    return changes
+
+
+def _source_changes(
+    what: str, before: Mapping[str, str], after: Mapping[str, str], head: Side
+) -> list[RulerChange]:
+    changes = []
+    for module in sorted(set(before) | set(after)):
+        if before.get(module) == after.get(module):
+            continue
+        if module not in before:
+            text = "new: code the pull request brings into the judging process"
+        elif module not in after:
+            text = "no longer used"
+        else:
+            text = "source changed"
+        changes.append(RulerChange(f"{what} {module}", text, head.config_shown, True))
+    return changes
+
+
+def _baseline_changes(base: Side, head: Side) -> list[RulerChange]:
+    if base.baseline is None or base.baseline != head.baseline:
+        return []
+    old = base.repo_root / base.baseline
+    new = head.repo_root / head.baseline
+    old_bytes = old.read_bytes() if old.is_file() and not old.is_symlink() else None
+    new_bytes = new.read_bytes() if new.is_file() and not new.is_symlink() else None
+    if old_bytes == new_bytes:
+        return []
+    return [
+        RulerChange(
+            "baseline file",
+            f"{base.baseline} edited by this pull request (the base commit's copy is used)",
+            head.baseline or "",
+            True,
+        )
+    ]
+
+
+def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
+    """Every difference between two rulers; loosening ones first, in a stable order."""
+    changes = (
+        _rule_changes(base, head)
+        + _config_changes(base, head)
+        + _unknown_changes(base, head)
+        + _baseline_changes(base, head)
+        + _check_source_changes(base, head)
+        + _case_changes(base, head)
+        + _holdout_changes(base, head)
+        + _history_changes(base, head)
+    )
+    return sorted(changes, key=lambda change: not change.loosens)
+
+
+def _history_changes(base: Side, head: Side) -> list[RulerChange]:
+    """The history export is append-only: a pull request that changes or removes a line
+    the base holds rewrites what every later report says ("last failed …", "never")."""
+    relative = base.loaded.config.history or f"history/{base.loaded.config.suite}.jsonl"
+    moved = head.loaded.config.history or f"history/{head.loaded.config.suite}.jsonl"
+    shown = os.path.relpath(head.loaded.root / moved, head.repo_root)
+    # A moved export must still hold every line the base's holds.
+    rewrites = rewritten_lines(
+        _plain_bytes(base.loaded.root / relative),
+        _plain_bytes(head.loaded.root / moved),
+        shown,
+    )
+    if not rewrites:
+        return []
+    return [
+        RulerChange(
+            "history export",
+            history_summary(rewrites) + " (the base's copy is what reports read)",
+            f"{shown}:{rewrites[0].line}",
+            True,
+        )
+    ]
+
+
+def _plain_bytes(path: Path) -> bytes:
+    """A file's bytes when it is a real file inside its tree, else none."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return b""
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _holdout_changes(base: Side, head: Side) -> list[RulerChange]:
+    """The held-out slice's settings and sealed cases (gate.holdout.rulerdiff)."""
+    return [
+        RulerChange(
+            found.subject, found.text, found.where or head.config_line(*found.keys), found.loosens
+        )
+        for found in holdout_differences(base.loaded, head.loaded)
+    ]
+
+
+# --- judging under the base's ruler --------------------------------------------------

@@ -1,0 +1,472 @@
+"""The gate: a written rule over a comparison, and the verdict with every reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gate.deciding.compare import Comparison, rate_dropped
+from gate.deciding.noise import level
+from gate.deciding.noise.analysis import NoiseAnalysis, verdicts
+from gate.deciding.noise.stats import binomial_upper, clopper_pearson_lower, samples_to_decide
+from gate.holdout.rule import holdout_rule
+from gate.results import EPSILON, CaseResult, summarise
+from gate.suite.config import GateConfig
+
+Decision = Literal["ship", "block", "inconclusive"]
+EXIT_CODES = {"ship": 0, "block": 1, "inconclusive": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    rule: str
+    message: str
+    cases: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message, "cases": self.cases}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: Decision
+    reasons: list[Reason]
+    #: things a person should read that did not block (non-critical regressions, …)
+    notes: list[str]
+    #: facts about the measuring instrument itself (the judge pin and its calibration)
+    instrument: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.decision]
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _increase_rule(
+    comparison: Comparison, name: str, limit: float | None, label: str, notes: list[str]
+) -> Reason | None:
+    if limit is None:
+        return None
+    delta = comparison.usage_of(name)
+    if delta.relative is None:
+        notes.append(
+            f"{label} rule not applied: {label} is unknown on one side or zero on the baseline"
+        )
+        return None
+    if delta.relative > limit + EPSILON:
+        return Reason(
+            f"max_{'cost' if name == 'cost_usd' else 'latency_p95'}_increase",
+            f"{label} rose {delta.relative:+.1%}, above the allowed {limit:.0%}",
+        )
+    return None
+
+
+def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
+    """Apply every rule; each that fires adds a reason naming its cases."""
+    reasons: list[Reason] = []
+    notes: list[str] = []
+    review = comparison.ruler
+    if review is not None and review.blocks:
+        count = len(review.loosening)
+        reasons.append(
+            Reason(
+                "ruler_change",
+                f"this change loosens the ruler it is judged by ({count} ruler "
+                f"change{'s' if count != 1 else ''} above): that needs acceptance on purpose",
+            )
+        )
+    critical_regressions = comparison.critical(comparison.regressions)
+    analysis = comparison.noise
+    if rule.block_on_critical_regression and critical_regressions:
+        reasons.append(
+            Reason(
+                "critical_regression",
+                f"{len(critical_regressions)} critical case(s) passed on the baseline "
+                "and fail on the candidate"
+                if analysis is None
+                else f"{len(critical_regressions)} critical case(s) dropped significantly "
+                f"(one-sided Boschloo exact test, Holm over the critical cases at alpha "
+                f"{analysis.shares.critical:.2g})",
+                critical_regressions,
+            )
+        )
+    if rule.block_on_critical_regression:
+        unjudged_now = _critical_now_in_error(comparison)
+        if unjudged_now:
+            # An error is not a verdict: a critical case that passed and cannot be judged
+            # now has not been shown to still pass (and `block_on_errors: false` must not
+            # turn a regression into an error that ships).
+            reasons.append(
+                Reason(
+                    "critical_regression",
+                    f"{len(unjudged_now)} critical case(s) passed on the baseline and could "
+                    "not be judged on the candidate (error)",
+                    unjudged_now,
+                )
+            )
+    if rule.block_on_critical_failure:
+        failing = sorted(
+            case.id
+            for case in comparison.candidate_cases.values()
+            if case.critical and not case.passed
+        )
+        if failing:
+            reasons.append(
+                Reason("critical_failure", f"{len(failing)} critical case(s) fail", failing)
+            )
+    if rule.block_on_critical_without_baseline:
+        unjudged = _critical_without_baseline(comparison)
+        if unjudged:
+            reasons.append(
+                Reason(
+                    "critical_without_baseline",
+                    f"{len(unjudged)} critical case(s) fail or err with no valid baseline "
+                    "verdict to compare with (new, re-versioned, or in error on the baseline)",
+                    unjudged,
+                )
+            )
+    if analysis is not None:
+        if rule.block_on_pass_rate_drop:
+            reason = _significant_drop(analysis, rule, comparison.regressions)
+            if reason:
+                reasons.append(reason)
+    elif rule.block_on_pass_rate_drop and rate_dropped(
+        comparison.shared_baseline_rate, comparison.shared_candidate_rate, rule.tolerance
+    ):
+        tolerance = f" (tolerance {rule.tolerance:.1%})" if rule.tolerance else ""
+        reasons.append(
+            Reason(
+                "pass_rate_drop",
+                f"pass rate on the {comparison.shared_cases} shared cases fell from "
+                f"{_pct(comparison.shared_baseline_rate)} to "
+                f"{_pct(comparison.shared_candidate_rate)}{tolerance}",
+                comparison.regressions,
+            )
+        )
+    if rule.block_on_errors and comparison.errors:
+        reasons.append(
+            Reason(
+                "errors",
+                f"{len(comparison.errors)} case(s) in error on the candidate "
+                "(an outage is not a pass)",
+                comparison.errors,
+            )
+        )
+    for found in (
+        _increase_rule(comparison, "cost_usd", rule.max_cost_increase, "cost", notes),
+        _increase_rule(
+            comparison, "latency_ms_p95", rule.max_latency_p95_increase, "latency p95", notes
+        ),
+    ):
+        if found:
+            reasons.append(found)
+    reasons.extend(_floor_reasons(comparison, rule))
+    has_critical = any(case.critical for case in comparison.candidate_cases.values())
+    pairwise = _pairwise_rule(
+        comparison, rule, notes, level.shares(rule, has_critical=has_critical)
+    )
+    if pairwise:
+        reasons.append(pairwise)
+    held_out, held_out_notes = holdout_rule(comparison.holdout, rule.holdout_max_drop)
+    notes.extend(held_out_notes)
+    if held_out:
+        reasons.append(Reason("holdout_max_drop", held_out))  # counts, never a case
+    quiet = [i for i in comparison.regressions if i not in critical_regressions]
+    if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
+        notes.append(f"{len(quiet)} non-critical regression(s) did not block: {', '.join(quiet)}")
+    notes.extend(f"ruler change: {note}" for note in comparison.ruler_changes)
+    decision: Decision = "block" if reasons else "ship"
+    if analysis is not None and not reasons:
+        undecided = _inconclusive(analysis, rule)
+        if undecided:
+            notes.insert(0, undecided)
+            if rule.on_inconclusive == "block":
+                decision = "inconclusive"
+    return Verdict(decision, reasons, notes)
+
+
+def _pairwise_rule(
+    comparison: Comparison, rule: GateConfig, notes: list[str], shares: level.Shares
+) -> Reason | None:
+    """`max_pairwise_loss_rate`: the share of judged pairs the baseline's output won.
+
+    Blocks only when that share is significantly above the limit: a one-sided exact
+    binomial test of the losses among the judged pairs (ties, position-bias ties
+    included, count as judged and not lost) at the rule's share of the gate's level.
+    A pair the judge could not judge is never a win: while any is in error, the rule
+    cannot vouch for the candidate and blocks.
+    """
+    limit = rule.max_pairwise_loss_rate
+    analysis = comparison.pairwise
+    if limit is None:
+        if analysis is not None and analysis.errors:
+            notes.append(f"{analysis.errors} pair(s) could not be judged by the pairwise judge")
+        return None
+    if analysis is None:
+        notes.append(
+            "max_pairwise_loss_rate not applied: no pairs were judged in this comparison "
+            "(no pairwise judge case, or no config to read recorded verdicts from)"
+        )
+        return None
+    losing = [case.id for case in analysis.cases if case.count("loss")]
+    if analysis.candidate_errors:
+        return Reason(
+            "max_pairwise_loss_rate",
+            f"{len(analysis.candidate_errors)} pairwise case(s) have no candidate output to "
+            "compare (in error): an error is never a win, so the loss rate cannot be vouched for",
+            sorted(analysis.candidate_errors),
+        )
+    if analysis.errors:
+        return Reason(
+            "max_pairwise_loss_rate",
+            f"{analysis.errors} pair(s) could not be judged by the pairwise judge (an error is "
+            "never a win), so the loss rate cannot be vouched for",
+            [case.id for case in analysis.cases if case.count("error")],
+        )
+    rate = analysis.loss_rate
+    if rate is None:
+        notes.append("max_pairwise_loss_rate not applied: no pair could be compared")
+        return None
+    p_value = binomial_upper(analysis.losses, analysis.judged, limit)
+    if rate > limit + EPSILON and p_value <= shares.pairwise:
+        return Reason(
+            "max_pairwise_loss_rate",
+            f"the pairwise judge preferred the baseline's output in {analysis.losses} of "
+            f"{analysis.judged} judged pairs ({rate:.1%}), significantly above the allowed "
+            f"{limit * 100:g}% (one-sided exact binomial p = {p_value:.2g}, alpha "
+            f"{shares.pairwise:.2g})",
+            losing,
+        )
+    if rate > limit + EPSILON:
+        notes.append(
+            f"pairwise loss rate {rate:.1%} ({analysis.losses} of {analysis.judged} judged pairs) "
+            f"is above the allowed {limit * 100:g}% but not significantly (one-sided exact "
+            f"binomial p = {p_value:.2g}, alpha {shares.pairwise:.2g}): more pairs would decide"
+        )
+    return None
+
+
+def _critical_now_in_error(comparison: Comparison) -> list[str]:
+    """Critical cases that passed on the baseline and are in error on the candidate."""
+    return sorted(
+        case_id
+        for case_id in comparison.errors
+        if (candidate := comparison.candidate_cases.get(case_id)) is not None
+        and candidate.critical
+        and candidate.status == "error"
+        and (baseline := comparison.baseline_cases.get(case_id)) is not None
+        and baseline.passed
+        and baseline.version == candidate.version
+    )
+
+
+def _critical_without_baseline(comparison: Comparison) -> list[str]:
+    """Critical cases failing (or in error) now whose baseline verdict cannot vouch for them.
+
+    Errors count: with `block_on_errors: false`, an error on a new or re-versioned
+    critical case would otherwise ship it unjudged.
+    """
+    before = comparison.baseline_cases
+    found = []
+    for case_id, case in sorted(comparison.candidate_cases.items()):
+        if not case.critical or case.passed:
+            continue
+        old = before.get(case_id)
+        if old is None or old.status == "error" or old.version != case.version:
+            found.append(case_id)
+    return found
+
+
+def _significant_drop(
+    analysis: NoiseAnalysis, rule: GateConfig, regressions: list[str]
+) -> Reason | None:
+    """The pass-rate rule under noise: a paired test, never the raw rates."""
+    if analysis.suite_p > analysis.suite_alpha or -analysis.change.mean <= rule.tolerance + EPSILON:
+        return None
+    if analysis.suite_confirmed is False:
+        return None  # fresh samples on both sides did not show the drop again
+    clustered = f" over {analysis.clusters} clusters" if analysis.clusters else ""
+    return Reason(
+        "pass_rate_drop",
+        f"pass rate significantly lower over {analysis.change.cases} shared cases: "
+        f"{analysis.change_text()}, paired sign-flip p = {analysis.suite_p:.2g}{clustered} "
+        f"(alpha {analysis.suite_alpha:.2g})",
+        regressions,
+    )
+
+
+def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
+    """Nothing blocks, but a drop beyond the margin cannot be ruled out either."""
+    margin = rule.non_inferiority_margin
+    if analysis.change.low >= -margin - EPSILON:
+        return None
+    needed = samples_to_decide(analysis.change, margin, analysis.samples)
+    advice = (
+        f"about {needed} samples per case (now {analysis.samples}) would decide it"
+        if needed
+        else "the estimate itself is a drop beyond the margin; more samples would not clear it"
+    )
+    return (
+        f"inconclusive: a drop of more than {margin * 100:.0f} points cannot be ruled out — "
+        f"{analysis.change_text()}; {advice}"
+    )
+
+
+# --- absolute floors and budgets: the candidate alone, whatever the baseline -------------
+
+
+def _floor_reasons(comparison: Comparison, rule: GateConfig) -> list[Reason]:
+    """`min_pass_rate`, `max_cost_usd`, `max_latency_p95_ms`, `max_errors`, each when set."""
+    found = [
+        _pass_rate_floor(comparison, rule.min_pass_rate, rule.alpha),
+        _cost_budget(comparison, rule.max_cost_usd),
+        _latency_budget(comparison, rule.max_latency_p95_ms),
+        _error_budget(comparison, rule.max_errors),
+    ]
+    return [reason for reason in found if reason is not None]
+
+
+def _floor_cases(comparison: Comparison) -> tuple[list[CaseResult], str]:
+    """The candidate cases a rate or a percentile is measured over, and a note saying so.
+
+    Cases the baseline lacks are left out: otherwise a pull request could lift the
+    pass rate, or pull down the latency p95, by adding easy or fast cases.
+    """
+    everything = list(comparison.candidate_cases.values())
+    if not comparison.baseline_cases:
+        return everything, ""
+    kept = [case for case in everything if case.id in comparison.baseline_cases]
+    left_out = len(everything) - len(kept)
+    if not left_out:
+        return kept, ""
+    return kept, (
+        f" (over the {len(kept)} case(s) the baseline has too; {left_out} new case(s) count "
+        "once a baseline has them)"
+    )
+
+
+def _pass_rate_floor(comparison: Comparison, floor: float | None, alpha: float) -> Reason | None:
+    """Without repeated samples, the weighted pass rate of every candidate case must reach
+    the floor; with them, the pooled samples must prove it (the exact one-sided
+    Clopper–Pearson bound at `alpha`: P(ship | rate at the floor) <= alpha).
+
+    Under `samples: auto` the cases that looked worse drew more samples, which would pull
+    the pooled rate down; every case then counts its first m samples, m the fewest any has.
+    """
+    cases, over = _floor_cases(comparison)
+    if floor is None or not cases:
+        return None
+    if all(case.samples <= 1 for case in cases):
+        rate = summarise(cases).pass_rate
+        if rate + EPSILON >= floor:
+            return None
+        shown, limit = _two_rates(rate, floor)
+        return Reason("min_pass_rate", f"pass rate {shown} is below the floor {limit}{over}")
+    # Errored samples count as not passing: an outage is not a pass.
+    passes, samples = _pooled(cases, comparison.candidate_looks is not None)
+    rate = passes / samples
+    shown, limit = _two_rates(rate, floor)
+    counted = f"{passes}/{samples} samples passed"
+    if rate + EPSILON < floor:
+        return Reason(
+            "min_pass_rate",
+            f"sample pass rate {shown} ({counted}) is below the floor {limit}{over}",
+        )
+    low = clopper_pearson_lower(passes, samples, alpha)
+    if low + EPSILON >= floor:
+        return None
+    return Reason(
+        "min_pass_rate",
+        f"with {_per_case(cases)} per case the sample pass rate {shown} ({counted}) does not "
+        f"prove ≥ {limit} (one-sided Clopper–Pearson lower bound {low:.2f} at alpha "
+        f"{alpha:g}){over}: more samples, or more cases, would",
+    )
+
+
+def _pooled(cases: list[CaseResult], adaptive: bool) -> tuple[int, int]:
+    """Passes and samples over every case (errors count as not passing)."""
+    if adaptive:
+        fewest = min(case.samples for case in cases)
+        prefixes = [verdicts(case) for case in cases]
+        if fewest and all(p is not None for p in prefixes):
+            return sum(sum(p[:fewest]) for p in prefixes if p is not None), fewest * len(cases)
+    return sum(case.passes for case in cases), sum(case.samples for case in cases)
+
+
+def _two_rates(rate: float, floor: float) -> tuple[str, str]:
+    """Both as decimals, with enough digits that a rate below the floor never reads as equal."""
+    for digits in range(2, 7):
+        shown, limit = f"{rate:.{digits}f}", f"{floor:.{digits}f}"
+        if (shown != limit) == (abs(rate - floor) > EPSILON):
+            return shown, f"{floor:g}"
+    return f"{rate:.6f}", f"{floor:g}"
+
+
+def _per_case(cases: list[CaseResult]) -> str:
+    counts = sorted({case.samples for case in cases})
+    if len(counts) == 1:
+        return f"{counts[0]} samples"
+    return f"{counts[0]}–{counts[-1]} samples"
+
+
+def _cost_budget(comparison: Comparison, budget: float | None) -> Reason | None:
+    if budget is None:
+        return None
+    judged = [case for case in comparison.candidate_cases.values() if case.status != "error"]
+    total = sum(case.cost_usd for case in judged if case.cost_usd is not None)
+    if total > budget + EPSILON:
+        return Reason(
+            "max_cost_usd", f"the run cost ${total:,.4f}, above the budget max_cost_usd ${budget:g}"
+        )
+    unknown = sorted(case.id for case in judged if case.cost_usd is None)
+    if unknown:
+        # Unknown is not zero: a budget that cannot be checked cannot vouch for the run.
+        return Reason(
+            "max_cost_usd",
+            f"the cost of {len(unknown)} case(s) is unknown (no `pricing:` for their model and "
+            f"the system reported none), so the budget max_cost_usd ${budget:g} cannot be "
+            "checked: add pricing, or unset max_cost_usd",
+            unknown,
+        )
+    return None
+
+
+def _latency_budget(comparison: Comparison, budget: float | None) -> Reason | None:
+    if budget is None:
+        return None
+    cases, over = _floor_cases(comparison)
+    p95 = summarise(cases).latency_ms_p95
+    if p95 is None:
+        return Reason(
+            "max_latency_p95_ms",
+            f"no sample of the run has a recorded latency, so the budget max_latency_p95_ms "
+            f"{_ms(budget)} ms cannot be checked: record the suite again, or unset it",
+        )
+    if p95 > budget + EPSILON:
+        return Reason(
+            "max_latency_p95_ms",
+            f"latency p95 {_ms(p95)} ms is above the budget max_latency_p95_ms {_ms(budget)} ms"
+            f"{over}",
+        )
+    return None
+
+
+def _ms(value: float) -> str:
+    """Whole milliseconds, unless that would show a 2.5 ms budget as 2 ms."""
+    return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:,.1f}"
+
+
+def _error_budget(comparison: Comparison, budget: int | None) -> Reason | None:
+    if budget is None:
+        return None
+    errored = sorted(i for i, case in comparison.candidate_cases.items() if case.status == "error")
+    if len(errored) <= budget:
+        return None
+    return Reason(
+        "max_errors",
+        f"{len(errored)} case(s) in error on the candidate, more than max_errors {budget}",
+        errored,
+    )

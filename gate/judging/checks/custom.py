@@ -1,0 +1,198 @@
+"""User-written checks, named `module:function` in a case, with arguments if they take any.
+
+A check is called `fn(output_text, case)`; with `{fn, args}` the args are keyword
+arguments; a function with a third positional parameter also receives a
+`SampleView` of the sample. Loading cases never imports user code: the run
+imports every custom check up front (gate.suite.usercode.prepare_check).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from gate.judging.checks.base import (
+    CheckSpecError,
+    Judge,
+    Modifiers,
+    Subject,
+    Verdict,
+    describe,
+    short,
+)
+from gate.judging.checks.figures import finish_name
+from gate.outputs import ToolCall
+from gate.suite import usercode
+
+_SHAPE = "check takes 'module:function', {fn: 'module:function', args: {…}}, or a list of them"
+
+
+@dataclass(frozen=True, slots=True)
+class CustomCheck:
+    """One `check:` entry: the function's spec and the keyword arguments the case gives it."""
+
+    spec: str
+    args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class SampleView:
+    """What a three-parameter check sees of the sample; a copy, so changing it changes
+    nothing another check reads."""
+
+    text: str
+    #: the output parsed as JSON (the extracted object with `extract_json`); None if not JSON
+    json: Any
+    tool_calls: tuple[ToolCall, ...]
+    #: in OpenAI's words (`stop`, `length`, `tool_calls`, …), None when unreported
+    finish_reason: str | None
+    latency_ms: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    model: str | None
+
+
+def _parse_one(item: Any) -> CustomCheck:
+    if isinstance(item, str):
+        spec, args = item, {}
+    elif isinstance(item, Mapping) and "fn" in item and set(item) <= {"fn", "args"}:
+        spec, args = item["fn"], item.get("args", {})
+        if not isinstance(spec, str):
+            raise CheckSpecError(f"check.fn takes 'module:function', got {describe(spec)}")
+        if not isinstance(args, Mapping) or not all(
+            isinstance(key, str) and key.isidentifier() for key in args
+        ):
+            raise CheckSpecError(
+                f"check.args takes a mapping of argument name → value, got {describe(args)}"
+            )
+    elif isinstance(item, Mapping) and "fn" in item:
+        unknown = sorted(str(key) for key in set(item) - {"fn", "args"})
+        raise CheckSpecError(f"check: unknown key {unknown[0]!r} (it takes fn and args)")
+    else:
+        raise CheckSpecError(f"{_SHAPE}, got {describe(item)}")
+    try:
+        usercode.parse_spec(spec, "check")
+    except usercode.UserCodeError as exc:
+        raise CheckSpecError(str(exc)) from None
+    return CustomCheck(spec, MappingProxyType(copy.deepcopy(dict(args))))
+
+
+def parse_custom(arg: Any) -> list[CustomCheck]:
+    """The entries of a `check:` key; CheckSpecError when one is malformed."""
+    items = arg if isinstance(arg, list) else [arg]
+    if not items:
+        raise CheckSpecError(f"{_SHAPE}, got []")
+    return [_parse_one(item) for item in items]
+
+
+def custom_specs(expect: Mapping[str, Any]) -> list[str]:
+    """The `module:function` specs a case's `check:` names (its user code)."""
+    if "check" not in expect:
+        return []
+    return [entry.spec for entry in parse_custom(expect["check"])]
+
+
+def takes_sample(function: Callable[..., Any], entry: CustomCheck) -> bool:
+    """Whether the function has a third positional parameter (beside its keyword args)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: the two-argument form
+        return False
+    positional = [
+        parameter
+        for parameter in parameters
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        and parameter.name not in entry.args
+    ]
+    return len(positional) >= 3
+
+
+def call_problem(function: Callable[..., Any], entry: CustomCheck) -> str | None:
+    """Why the function cannot be called with the case's args, or None."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    extra = [None] if takes_sample(function, entry) else []
+    try:
+        signature.bind("", None, *extra, **entry.args)
+    except TypeError as exc:
+        return f"{entry.spec} cannot be called with this case's args ({exc})"
+    return None
+
+
+def view_of(subject: Subject, modifiers: Modifiers) -> SampleView:
+    parsed = subject.parsed_json(extract=modifiers.extract_json)
+    return SampleView(
+        text=subject.text,
+        json=copy.deepcopy(parsed.value) if parsed.ok else None,
+        tool_calls=tuple(call.model_copy(deep=True) for call in subject.tool_calls),
+        finish_reason=None if subject.stop_reason is None else finish_name(subject.stop_reason),
+        latency_ms=subject.latency_ms,
+        input_tokens=subject.input_tokens,
+        output_tokens=subject.output_tokens,
+        cost_usd=subject.cost_usd,
+        model=subject.model,
+    )
+
+
+def _outcome(spec: str, outcome: Any) -> tuple[bool, str] | str:
+    """(ok, reason) from what the check returned, or why that is not a verdict."""
+    if isinstance(outcome, tuple) and len(outcome) == 2:
+        return bool(outcome[0]), str(outcome[1])
+    if isinstance(outcome, bool):
+        return outcome, ""
+    return f"{spec} returned {describe(outcome)}, not a bool or (bool, reason)"
+
+
+def prepared_problems(expect: Mapping[str, Any]) -> list[str]:
+    """Why a case's prepared checks cannot take its args (for the run's preflight)."""
+    if "check" not in expect:
+        return []
+    problems = []
+    for entry in parse_custom(expect["check"]):
+        problem = call_problem(usercode.check_function(entry.spec), entry)
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def custom(name: str, arg: Any, modifiers: Modifiers) -> Judge:
+    entries = parse_custom(arg)
+    # How each function is called, worked out once: a signature is slow to read.
+    shapes: dict[tuple[int, Callable[..., Any]], tuple[str | None, bool]] = {}
+
+    def judge(subject: Subject) -> Verdict:
+        for index, entry in enumerate(entries):
+            try:
+                function = usercode.check_function(entry.spec)
+            except KeyError:
+                return Verdict(name, False, f"{entry.spec} was not imported before the run")
+            shape = shapes.get((index, function))
+            if shape is None:
+                shape = (call_problem(function, entry), takes_sample(function, entry))
+                shapes[(index, function)] = shape
+            problem, with_sample = shape
+            if problem is not None:
+                return Verdict(name, False, problem)
+            extra = [view_of(subject, modifiers)] if with_sample else []
+            try:
+                outcome = function(subject.text, subject.case, *extra, **entry.args)
+            except Exception as exc:
+                return Verdict(
+                    name, False, f"{entry.spec} raised {type(exc).__name__}: {short(str(exc))}"
+                )
+            verdict = _outcome(entry.spec, outcome)
+            if isinstance(verdict, str):
+                return Verdict(name, False, verdict)
+            ok, reason = verdict
+            if not ok:
+                return Verdict(name, False, reason or f"{entry.spec} returned False")
+        return Verdict(name, True)
+
+    return judge

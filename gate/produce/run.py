@@ -1,0 +1,659 @@
+"""A run: every sample of every case through the system (or its recordings), judged.
+
+Replay resolves every request before judging anything, so a missing recording
+fails the run at once and names every case that lacks one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from gate import __version__, heap
+from gate.deciding.noise import adaptive
+from gate.deciding.noise.stats import wilson
+from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
+from gate.judging import checks
+from gate.judging.judge import Grader
+from gate.outputs import Output
+from gate.produce import systems
+from gate.produce.progress import Progress
+from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
+from gate.produce.services.suite import Services, import_targets, require_pins
+from gate.produce.services.suite import build as build_services
+from gate.results import (
+    EPSILON,
+    CaseResult,
+    CheckResult,
+    RunResults,
+    SampleResult,
+    Status,
+    read_results,
+    summarise,
+)
+from gate.secrets import redact
+from gate.suite import usercode
+from gate.suite.cases import Case
+from gate.suite.config import LoadedConfig, Mode
+from gate.yamlfile import line_of, load_yaml_file
+
+MISSING_LISTED = 10
+
+
+# Identity, not value, is what tells two requests apart (a case holds dicts).
+@dataclass(frozen=True, slots=True, eq=False)
+class Request:
+    case: Case
+    sample: int
+    key: str
+
+
+@dataclass(slots=True)
+class Answer:
+    """An output, or the reason there is none (the case is then an error)."""
+
+    output: Output | None
+    error: str | None = None
+    #: in replay, when the recording was captured
+    captured_at: str | None = None
+
+
+def samples_for(case: Case, loaded: LoadedConfig) -> int | None:
+    """The case's fixed sample count, or None when it is sampled adaptively."""
+    configured = loaded.config.samples
+    return case.samples or (None if configured == "auto" else configured)
+
+
+def requests_for(case: Case, fingerprint: str, samples: range) -> list[Request]:
+    return [Request(case, s, request_key(fingerprint, case.input, s)) for s in samples]
+
+
+def plan(cases: Sequence[Case], loaded: LoadedConfig, fingerprint: str) -> list[Request]:
+    return [
+        request
+        for case in cases
+        for request in requests_for(case, fingerprint, range(samples_for(case, loaded) or 0))
+    ]
+
+
+def raise_missing_judgements(grader: Grader | None, store: RecordingStore) -> None:
+    if grader is not None and grader.missing:
+        missing = {case_id: [0] for case_id in grader.missing}
+        raise MissingRecordingError(missing_message(missing, store, "judge "))
+
+
+def raise_missing_services(services: Services | None, store: RecordingStore) -> None:
+    for service in services.each if services is not None else []:
+        if service.missing:
+            missing = {case_id: [0] for case_id in service.missing}
+            raise MissingRecordingError(missing_message(missing, store, f"{service.noun} "))
+
+
+def sample_adaptively(
+    ordered: Sequence[Case],
+    loaded: LoadedConfig,
+    fingerprint: str,
+    resolve: Callable[[Sequence[Request]], tuple[dict[Request, SampleResult], bool]],
+    judge: Callable[[Case, list[SampleResult]], CaseResult],
+    baseline: RunResults | None = None,
+    estimate: bool = False,
+) -> tuple[list[CaseResult], bool]:
+    """Rounds of samples until every adaptive case's verdict is settled
+    (gate.deciding.noise.adaptive).
+
+    `estimate` (a baseline): every case gets `adaptive.baseline_samples`, in one round.
+    """
+    config = loaded.config
+    baseline_path = loaded.baseline_path
+    if baseline is None and baseline_path and baseline_path.is_file() and not estimate:
+        baseline = read_results(baseline_path)
+    refs = adaptive.references(baseline)
+    fixed = {case.id: case.samples for case in ordered if case.samples}
+    by_id = {case.id: case for case in ordered}
+    done: dict[str, list[SampleResult]] = {case.id: [] for case in ordered}
+    first = adaptive.baseline_samples(config.adaptive) if estimate else config.adaptive.start
+    wanted = {case.id: fixed.get(case.id) or first for case in ordered}
+    unfinished: set[str] = set()
+    interrupted = False
+    while wanted and not interrupted:
+        batch = [
+            request
+            for case_id, extra in wanted.items()
+            for request in requests_for(
+                by_id[case_id], fingerprint, range(len(done[case_id]), len(done[case_id]) + extra)
+            )
+        ]
+        scored, interrupted = resolve(batch)
+        for request in batch:
+            if request in scored:
+                done[request.case.id].append(scored[request])
+            else:
+                unfinished.add(request.case.id)
+        if estimate:
+            break  # a baseline is estimated at a fixed count, never stopped early
+        outcomes = {
+            case_id: [s.status == "pass" for s in sorted(samples, key=lambda s: s.sample)]
+            for case_id, samples in done.items()
+            if case_id not in fixed
+        }
+        wanted = adaptive.plan_round(outcomes, refs, config.adaptive, config.gate)
+    results = [
+        judge(case, sorted(done[case.id], key=lambda sample: sample.sample))
+        for case in ordered
+        if done[case.id] and case.id not in unfinished
+    ]
+    return results, interrupted
+
+
+def replay(
+    cases: Sequence[Case],
+    requests: Sequence[Request],
+    store: RecordingStore,
+    judge: Callable[[Case, list[SampleResult]], CaseResult],
+    score: Callable[[Request, Answer], SampleResult],
+) -> list[CaseResult]:
+    """Judge each case as soon as its recordings are read; fail if any are missing.
+
+    Every missing recording is collected before failing, so one run names them all.
+    """
+    by_case: dict[str, list[Request]] = {}
+    for request in requests:
+        by_case.setdefault(request.case.id, []).append(request)
+    results: list[CaseResult] = []
+    missing: dict[str, list[int]] = {}
+    for case in cases:
+        group = by_case[case.id]
+        outputs = store.get_many_dated(case.id, [request.key for request in group])
+        absent = [r.sample for r, (output, _) in zip(group, outputs, strict=True) if output is None]
+        if absent:
+            missing[case.id] = absent
+        elif not missing:
+            samples = [
+                score(r, Answer(o, captured_at=at))
+                for r, (o, at) in zip(group, outputs, strict=True)
+            ]
+            results.append(judge(case, samples))
+    if missing:
+        raise MissingRecordingError(missing_message(missing, store))
+    return results
+
+
+def missing_message(
+    missing: dict[str, list[int]], store: RecordingStore, what: str = ""
+) -> list[str]:
+    ids = sorted(missing)
+    shown = ", ".join(ids[:MISSING_LISTED]) + (
+        f" and {len(ids) - MISSING_LISTED} more" if len(ids) > MISSING_LISTED else ""
+    )
+    samples = sum(len(v) for v in missing.values())
+    return [
+        f"no {what}recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: "
+        f"{shown}",
+        "the case is new, or its input, the prompt, model or params changed since recording: "
+        "run `casegate record --only-missing` with the provider's key set, and commit the "
+        "recordings",
+    ]
+
+
+def call_live(
+    requests: Sequence[Request],
+    work: Callable[[Request], SampleResult],
+    *,
+    concurrency: int,
+    progress: Any = None,
+) -> tuple[dict[Request, SampleResult], bool]:
+    """Run `work` for every request, up to `concurrency` at once.
+
+    Returns what finished and whether Ctrl-C stopped it. Calls already in flight
+    when Ctrl-C arrives are not waited for here; their worker threads still
+    finish (and, when recording, still store what they paid for) before exit.
+    """
+    done: dict[Request, SampleResult] = {}
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    interrupted = False
+    try:
+        futures = {pool.submit(work, request): request for request in requests}
+        for future in as_completed(futures):
+            result = done[futures[future]] = future.result()
+            if progress is not None:
+                progress.update(errors=int(result.status == "error"))
+    except KeyboardInterrupt:
+        interrupted = True
+        _abandon_on_second_interrupt()
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+    return done, interrupted
+
+
+def _abandon_on_second_interrupt() -> None:
+    """A second Ctrl-C leaves at once: calls in flight are abandoned, quietly."""
+
+    def leave(signum: int, frame: Any) -> None:
+        sys.stderr.write("casegate: interrupted again: calls in flight abandoned\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    with contextlib.suppress(ValueError):  # not the main thread: the first handler stays
+        signal.signal(signal.SIGINT, leave)
+
+
+def ask(system: systems.System, request: Request) -> Answer:
+    """One call; every failure becomes that request's error, never the run's end."""
+    try:
+        return Answer(system.complete(request.case.id, request.case.input))
+    except SystemCallError as exc:
+        return Answer(None, redact(str(exc)) or type(exc).__name__)
+    except Exception as exc:  # a provider bug is that case's error, not the run's end
+        return Answer(None, redact(f"{type(exc).__name__}: {exc}"))
+    except SystemExit as exc:  # the user's code may not end the run, let alone with a code
+        return Answer(None, f"the system called sys.exit({exc.code!r})")
+
+
+def _declared_tools(loaded: LoadedConfig | None) -> dict[str, Any] | None:
+    return None if loaded is None else checks.declared_tools(loaded.config.system.model_extra or {})
+
+
+def judge_sample(
+    case: Case,
+    sample: int,
+    answer: Answer,
+    loaded: LoadedConfig | None = None,
+    grader: Grader | None = None,
+    services: Services | None = None,
+) -> SampleResult:
+    if answer.output is None:
+        return SampleResult(sample=sample, status="error", reason=answer.error or "no output")
+    output = answer.output
+    cost = output.cost_usd
+    if cost is None and loaded is not None:
+        cost = loaded.cost_of(output.model, output.input_tokens, output.output_tokens)
+    usage: dict[str, Any] = {
+        "text": output.text,
+        "latency_ms": output.latency_ms,
+        "input_tokens": output.input_tokens,
+        "output_tokens": output.output_tokens,
+        "cost_usd": cost,
+        "model": output.model,
+        "stop_reason": output.stop_reason,
+        "tool_calls": [call.model_dump(exclude_none=True) for call in output.tool_calls],
+        "captured_at": answer.captured_at,
+    }
+    try:
+        verdicts = checks.evaluate(
+            case.judges,
+            checks.Subject.of(
+                output,
+                case,
+                grader,
+                cost_usd=cost,
+                declared_tools=_declared_tools(loaded),
+                services=services,
+            ),
+        )
+    except SystemCallError as exc:
+        what = getattr(exc, "service", "judge")  # the judge, or a service (gate.produce.services)
+        return SampleResult(sample=sample, status="error", reason=redact(f"{what}: {exc}"), **usage)
+    failed = [v for v in verdicts if not v.ok]
+    return SampleResult(
+        sample=sample,
+        status="fail" if failed else "pass",
+        reason="; ".join(f"{v.check}: {v.reason}" for v in failed),
+        checks=[CheckResult(check=v.check, ok=v.ok, reason=v.reason) for v in verdicts],
+        **usage,
+    )
+
+
+def _case_checks(outputs: Sequence[SampleResult]) -> list[CheckResult]:
+    """One line per check across samples: ok only if every judged sample passed it."""
+    judged = [o for o in outputs if o.status != "error"]
+    if len(judged) == 1:
+        return judged[0].checks
+    names = list(dict.fromkeys(c.check for o in judged for c in o.checks))
+    merged = []
+    for name in names:
+        results = [c for o in judged for c in o.checks if c.check == name]
+        failures = [c for c in results if not c.ok]
+        reason = ""
+        if failures:
+            reason = f"failed {len(failures)}/{len(results)} samples: {failures[0].reason}"
+        merged.append(CheckResult(check=name, ok=not failures, reason=reason))
+    return merged
+
+
+def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> CaseResult:
+    # One pass over the samples: a replay aggregates every case of the suite.
+    total = len(outputs)
+    passes = 0
+    errors: list[SampleResult] = []
+    first_fail: SampleResult | None = None
+    latencies: list[float] = []
+    costs: list[float] = []
+    input_tokens: list[int] = []
+    output_tokens: list[int] = []
+    for o in outputs:
+        if o.status == "pass":
+            passes += 1
+        elif o.status == "error":
+            errors.append(o)
+        elif first_fail is None:
+            first_fail = o
+        if o.latency_ms is not None:
+            latencies.append(o.latency_ms)
+        if o.cost_usd is not None:
+            costs.append(o.cost_usd)
+        if o.input_tokens is not None:
+            input_tokens.append(o.input_tokens)
+        if o.output_tokens is not None:
+            output_tokens.append(o.output_tokens)
+    rate = passes / total if total else 0.0
+    passed = not errors and rate + EPSILON >= min_pass_rate
+    status: Status
+    if errors:
+        status, reason = "error", errors[0].reason
+        if total > 1:
+            reason = f"{len(errors)}/{total} samples errored: {reason}"
+    elif passed:
+        status, reason = "pass", ""
+    else:
+        status = "fail"
+        assert first_fail is not None  # no error, not passed: a sample failed
+        reason = first_fail.reason
+        if total != 1:
+            reason = f"{passes}/{total} samples passed; {reason}"
+    cost = sum(costs) if costs else None
+    low, high = wilson(passes, total)
+    source = case.source
+    return CaseResult(
+        id=case.id,
+        cluster=case.cluster,
+        version=case.version,
+        critical=case.is_critical,
+        tags=case.tags,
+        weight=case.weight,
+        status=status,
+        passed=passed,
+        samples=total,
+        passes=passes,
+        pass_rate=round(rate, 6),
+        ci_low=round(low, 6),
+        ci_high=round(high, 6),
+        flaky=0 < passes < total - len(errors),
+        reason=reason,
+        checks=_case_checks(outputs),
+        outputs=outputs,
+        latency_ms=round(sum(latencies) / len(latencies), 3) if latencies else None,
+        input_tokens=sum(input_tokens) if input_tokens else None,
+        output_tokens=sum(output_tokens) if output_tokens else None,
+        cost_usd=round(cost, 8) if cost is not None else None,
+        source=f"{source}:{case.line}" if source else None,
+        expect_hash=case.expect_hash(),
+        note=case.note,
+    )
+
+
+def _progress_bar(total: int, enabled: bool, label: str) -> Progress | None:
+    if not enabled or total < 20:
+        return None
+    return Progress(total, label, stream=sys.stderr)
+
+
+def make_grader(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    store: RecordingStore,
+    *,
+    reuse_recorded: bool,
+) -> Grader | None:
+    """The pinned judge, when any case asks for one; a ConfigError when none is pinned."""
+    require_pins(loaded, cases)  # and the services' pins: `validate` checks them here too
+    judged = [case for case in cases if checks.uses_judge(case.expect)]
+    if not judged:
+        return None
+    pin = loaded.config.judge
+    if pin is None:
+        raise ConfigError(
+            [
+                f"{case.source}:{case.line}: case {case.id!r} uses `judge` but "
+                f"{loaded.path} pins no judge; add a `judge:` block (provider, model, "
+                "prompt_version, temperature)"
+                for case in judged[:MISSING_LISTED]
+            ]
+        )
+    return Grader(pin, mode=mode, store=store, root=loaded.root, reuse_recorded=reuse_recorded)
+
+
+def prepare_user_checks(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
+    """Import every custom check before judging; an import problem names its case's line."""
+    problems: list[str] = []
+    for case in cases:
+        imported = True
+        for spec in checks.custom_specs(case.expect):
+            try:
+                usercode.prepare_check(spec, loaded.root)
+            except usercode.UserCodeError as exc:
+                problems.append(f"{case.source}:{case.line}: case {case.id!r}: {exc}")
+                imported = False
+        if imported:  # a check's args are checked against the function it names
+            problems.extend(
+                f"{case.source}:{case.line}: case {case.id!r}: {problem}"
+                for problem in checks.prepared_problems(case.expect)
+            )
+    if problems:
+        raise ConfigError(list(dict.fromkeys(problems)))
+
+
+def import_python_target(loaded: LoadedConfig) -> None:
+    """`validate`: import a python system's target, blaming the config's line on failure."""
+    import_targets(loaded)  # the embeddings and moderation services' python targets
+    system = loaded.config.system
+    if system.provider != "python" or not system.target:
+        return
+    try:
+        usercode.load_callable(system.target, "system.target", loaded.root)
+    except usercode.UserCodeError as exc:
+        raw = load_yaml_file(loaded.path)
+        line = line_of(raw.get("system"), "target") if isinstance(raw, dict) else None
+        raise ConfigError(located(loaded.path, line, str(exc))) from None
+
+
+def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
+    """Everything that would fail per request, found before the first paid call."""
+    from gate.suite.templates import check_templates  # Jinja2: only a run that makes calls loads it
+
+    check_templates(loaded, cases)
+    problems = systems.preflight(system, cases)
+    if checks.declared_tools(system) is None:
+        problems.extend(
+            f"{case.source}:{case.line}: case {case.id!r} uses tool_args_valid, but the system "
+            "declares no tools: add `tools:` with their `parameters` to the system, or use "
+            "tool_args_schema"
+            for case in cases
+            if "tool_args_valid" in case.expect
+        )
+    if problems:
+        raise ConfigError(problems)
+
+
+def start_live(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    resolved: dict[str, Any],
+    grader: Grader | None,
+    services: Any,
+) -> systems.System:
+    """The system (and judge, services) ready to call: problems found before a paid call."""
+    preflight(loaded, cases, resolved)
+    system = systems.create(resolved, loaded.root, {"config": loaded})
+    if grader is not None:
+        grader.prepare()
+    if services is not None:
+        services.prepare()
+    return system
+
+
+def answer_for(
+    system: systems.System,
+    request: Request,
+    store: RecordingStore,
+    *,
+    mode: Mode,
+    only_missing: bool,
+    resolved: dict[str, Any],
+    fingerprint: str,
+) -> Answer:
+    """One request's answer: the recorded one under `--only-missing`, else the system's,
+    stored the moment it arrives in record mode (an interrupted run keeps what it paid for)."""
+    recorded = store.get(request.case.id, request.key) if only_missing else None
+    if recorded is not None:
+        return Answer(recorded)
+    answer = ask(system, request)
+    if mode == "record" and answer.output is not None:
+        store.put(
+            request.case.id,
+            request.key,
+            answer.output,
+            system=resolved,
+            fingerprint=fingerprint,
+            sample=request.sample,
+        )
+    return answer
+
+
+def execute(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    *,
+    only_missing: bool = False,
+    show_progress: bool = True,
+    reference: RunResults | None = None,
+    selection: dict[str, Any] | None = None,
+    estimate: bool = False,
+) -> RunResults:
+    """Run the suite in `mode`; returns results with one entry per case, sorted by id.
+
+    `reference` is the baseline `samples: auto` stops against (default: the config's);
+    `estimate` runs a baseline, which `samples: auto` samples at a fixed count instead.
+    """
+    config = loaded.config
+    resolved = loaded.resolved_system()
+    fingerprint = system_fingerprint(resolved)
+    requests = plan(cases, loaded, fingerprint)
+    store = RecordingStore(loaded.recordings_dir)
+    grader = make_grader(
+        loaded, cases, mode, store, reuse_recorded=mode == "record" and only_missing
+    )
+    services = build_services(
+        loaded, cases, mode, store, reuse_recorded=mode == "record" and only_missing
+    )
+
+    ordered = sorted(cases, key=lambda c: c.id)
+    prepare_user_checks(loaded, cases)
+
+    def score(request: Request, answer: Answer) -> SampleResult:
+        return judge_sample(request.case, request.sample, answer, loaded, grader, services)
+
+    def judge(case: Case, samples: list[SampleResult]) -> CaseResult:
+        threshold = case.min_pass_rate
+        if threshold is None:
+            threshold = config.min_pass_rate
+        return aggregate(case, samples, threshold)
+
+    system: systems.System | None = None
+    if mode != "replay":
+        system = start_live(loaded, cases, resolved, grader, services)
+
+    def work(request: Request) -> SampleResult:
+        assert system is not None
+        answer = answer_for(
+            system,
+            request,
+            store,
+            mode=mode,
+            only_missing=only_missing,
+            resolved=resolved,
+            fingerprint=fingerprint,
+        )
+        return score(request, answer)
+
+    def resolve(batch: Sequence[Request]) -> tuple[dict[Request, SampleResult], bool]:
+        """Every request answered: from recordings in replay, else by the system."""
+        if mode == "replay":
+            scored: dict[Request, SampleResult] = {}
+            missing: dict[str, list[int]] = {}
+            by_case: dict[str, list[Request]] = {}
+            for request in batch:
+                by_case.setdefault(request.case.id, []).append(request)
+            for case_id, group in by_case.items():
+                outputs = store.get_many_dated(case_id, [request.key for request in group])
+                for request, (output, captured_at) in zip(group, outputs, strict=True):
+                    if output is None:
+                        missing.setdefault(case_id, []).append(request.sample)
+                    else:
+                        scored[request] = score(request, Answer(output, captured_at=captured_at))
+            if missing:
+                raise MissingRecordingError(missing_message(missing, store))
+            raise_missing_judgements(grader, store)
+            raise_missing_services(services, store)
+            return scored, False
+        if (
+            resolved.get("mode") == "batch"
+        ):  # one provider batch answers them all (gate.produce.batch)
+            from gate.produce.batch.run import answer_batch
+
+            return answer_batch(
+                loaded, system, batch, lambda r, o, e: score(r, Answer(o, e)), store=store,
+                mode=mode, only_missing=only_missing, fingerprint=fingerprint,
+                show_progress=show_progress, selection=selection,
+            )  # fmt: skip
+        progress = _progress_bar(len(batch), show_progress, mode)
+        try:
+            return call_live(batch, work, concurrency=config.concurrency, progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
+
+    interrupted = False
+    if any(samples_for(case, loaded) is None for case in cases):
+        results, interrupted = sample_adaptively(
+            ordered, loaded, fingerprint, resolve, judge, reference, estimate
+        )
+    elif mode == "replay":
+        # Streams: each case is judged as its recordings are read (100,000-case suites).
+        with heap.bulk():
+            results = replay(ordered, requests, store, judge, score)
+        raise_missing_judgements(grader, store)
+        raise_missing_services(services, store)
+    else:
+        scored, interrupted = resolve(requests)
+        by_case: dict[str, list[SampleResult]] = {}
+        for request in requests:
+            if request in scored:
+                by_case.setdefault(request.case.id, []).append(scored[request])
+        results = [
+            judge(case, by_case[case.id])
+            for case in ordered
+            if len(by_case.get(case.id, ())) == samples_for(case, loaded)
+        ]
+    return RunResults(
+        suite=config.suite,
+        system=config.system.name,
+        config=loaded.as_dict(),
+        config_hash=loaded.config_hash(),
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        casegate_version=__version__,
+        mode=mode,
+        overrides=loaded.overrides,
+        selection=selection,
+        interrupted=interrupted,
+        summary=summarise(results),
+        cases=results,
+    )

@@ -1,0 +1,66 @@
+"""The supervised run: `python -m gate.produce.worker REQUEST.json`, started by
+gate.produce.supervise.
+
+This process imports the user's code (python targets, custom checks), so it
+decides nothing: it runs the suite and writes the results file. Whatever the
+user's code does here — `sys.exit(0)`, `os._exit(0)`, a stray signal — the
+supervisor only gates a results file this process finished writing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+EXIT_DONE = 0
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: list[str]) -> int:
+    from gate.errors import CasegateError
+    from gate.produce.run import execute
+    from gate.results import read_results, write_results
+    from gate.suite.project import load_project
+    from gate.suite.select import Selection
+    from gate.suite.shard import Shard
+
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    status = Path(request["status"])
+    # Bytecode only from a folder of our own: a `.pyc` committed beside the suite's
+    # code (even one marked "unchecked") is never what runs.
+    sys.pycache_prefix = str(status.parent / "pycache")
+    try:
+        if request.get("sandbox"):
+            # As root until here: the suite's code is imported only after this.
+            from gate.produce.sandbox import enter
+
+            enter(request["sandbox"])
+        shard = Shard.parse(request["shard"]) if request.get("shard") else None
+        selection = Selection(tuple(request["cases"]), tuple(request["tags"]), shard)
+        loaded, cases = load_project(Path(request["config"]), request["overrides"], selection)
+        reference = read_results(Path(request["reference"])) if request["reference"] else None
+        results = execute(
+            loaded,
+            cases,
+            request["mode"],
+            only_missing=request["only_missing"],
+            show_progress=request["show_progress"],
+            reference=reference,
+            selection=selection.to_dict(),
+            estimate=bool(request.get("estimate")),
+        )
+        results.shard = shard.to_dict() if shard else None
+        write_results(results, Path(request["out"]))
+    except CasegateError as exc:
+        status.write_text(json.dumps({"problems": exc.problems}), encoding="utf-8")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    status.write_text(json.dumps({"done": request["nonce"]}), encoding="utf-8")
+    return EXIT_INTERRUPTED if results.interrupted else EXIT_DONE
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,480 @@
+"""Reports of a comparison: text for terminals, markdown for pull requests, JSON.
+
+Everything a pull request wrote is untrusted: model output, and also the suite
+and system names, the model, case ids, notes, reasons and check names. In
+markdown each is escaped where it lands (`cell`, `code`, `block`) so it can
+neither break a table, render HTML, ping a person, link an issue, start a line
+of its own (a heading, list, table or quote above casegate's), nor write a
+second casegate marker. In the text report, which reaches the job log, each is
+kept on one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from gate.deciding.compare import Comparison, Delta
+from gate.deciding.noise.analysis import NoiseAnalysis
+from gate.deciding.rules import Verdict
+from gate.logsafe import flatten
+from gate.reporting.diffs import diff_texts
+from gate.reporting.markup import (
+    CELL_LIMIT,
+    COMMENT_LIMIT,
+    RULER_LIMIT,
+    block,
+    cell,
+    code,
+    diff_block,
+    html_text,
+    money,
+    table,
+    truncate,
+)
+from gate.reporting.sections import (
+    case_verdict,
+    critical_first,
+    holdout_section,
+    interval_of,
+    old_recordings_section,
+    pairwise_lines,
+    pairwise_section,
+    rate_text,
+    ruler_section,
+    ruler_text,
+    significance_section,
+    stale_baseline_section,
+    suite_line,
+)
+from gate.results import CaseResult
+
+
+def _figure(delta: Delta) -> tuple[str, str, str]:
+    def fmt(value: float | None) -> str:
+        if value is None:
+            return "n/a"
+        if delta.name == "cost_usd":
+            return money(value)
+        if delta.name.startswith("latency"):
+            return f"{value:,.0f} ms"
+        return f"{value:,.0f}"
+
+    change = delta.change
+    if change is None:
+        shown = "n/a"
+    else:
+        sign = "+" if change > 0 else "−" if change < 0 else "±"
+        shown = sign + fmt(abs(change)).lstrip("$")
+        if delta.name == "cost_usd":
+            shown = sign + money(abs(change))
+        if delta.relative is not None:
+            shown += f" ({delta.relative:+.1%})".replace("-", "−")
+    return fmt(delta.baseline), fmt(delta.candidate), shown
+
+
+USAGE_LABELS = {
+    "cost_usd": "cost",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "latency_ms_p50": "latency p50",
+    "latency_ms_p95": "latency p95",
+}
+
+
+def headline_counts(comparison: Comparison) -> str:
+    b, c = comparison.baseline, comparison.candidate
+    counts = f"{b.passed}/{b.cases} → {c.passed}/{c.cases} passed"
+    text = f"{counts} ({b.pass_rate:.1%} → {c.pass_rate:.1%})"
+    analysis = comparison.noise
+    if analysis is not None and analysis.tests:
+        # With repeated samples the mean sample pass rate says more than pass/fail counts.
+        tests = analysis.tests.values()
+        before = sum(t.base_passes / t.base_samples for t in tests) / len(tests)
+        after = sum(t.cand_passes / t.cand_samples for t in tests) / len(tests)
+        text += f"; samples passing, mean per case {before:.1%} → {after:.1%}"
+    return text
+
+
+def system_change_text(comparison: Comparison, wrap: Callable[[str], str] = str) -> str:
+    if not comparison.system_changes:
+        return "no change to the system under test"
+    parts = []
+    for key, (before, after) in comparison.system_changes.items():
+        parts.append(f"{key} {wrap(_short_value(before))} → {wrap(_short_value(after))}")
+    return ", ".join(parts)
+
+
+def _short_value(value: Any) -> str:
+    if value is None:
+        return "unset"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return truncate(" ".join(text.split()), 60)
+
+
+# --- text ---------------------------------------------------------------------
+
+
+def text_report(comparison: Comparison, verdict: Verdict) -> str:
+    lines = [
+        f"{verdict.decision.upper()}: {comparison.suite} — {headline_counts(comparison)}",
+        f"system: {comparison.baseline.system} → {comparison.candidate.system} "
+        f"({system_change_text(comparison)})",
+    ]
+    lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
+    lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
+    if comparison.ruler is not None:
+        lines += ruler_text(comparison.ruler)
+    if comparison.holdout is not None:  # counts only: gate.holdout never names a case
+        lines += [f"  ◦ {line}" for line in comparison.holdout.lines()]
+    for reason in verdict.reasons:
+        lines.append(
+            f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
+        )
+    for note in verdict.notes:
+        lines.append(f"  ! {note}")
+    for fact in verdict.instrument:
+        lines.append(f"  i {fact}")
+
+    def listed(
+        title: str, ids: list[str], source: dict[str, CaseResult], show_reason: bool
+    ) -> None:
+        lines.append(f"{title} ({len(ids)})")
+        for case_id in ids:
+            case = source.get(case_id)
+            mark = " [critical]" if case is not None and case.critical else ""
+            reason = (
+                f": {truncate(case.reason, 100)}" if show_reason and case and case.reason else ""
+            )
+            lines.append(f"  {case_id}{mark}{reason}")
+
+    ordered = critical_first(comparison, comparison.regressions)
+    listed("regressions", ordered, comparison.candidate_cases, True)
+    analysis = comparison.noise
+    if analysis is not None:
+        lines.append(suite_line(analysis))
+        for case_id in ordered + comparison.fixes + analysis.within_noise:
+            test = analysis.tests[case_id]
+            p_value = test.p_higher if case_id in comparison.fixes else test.p_lower
+            lines.append(
+                f"  {case_id}: {test.counts()}, p = {p_value:.2g}, "
+                f"{case_verdict(case_id, comparison, analysis)}"
+            )
+    if comparison.pairwise is not None:
+        lines += pairwise_lines(comparison.pairwise)
+    if comparison.history is not None:
+        lines += comparison.history.lines()
+    flaky = [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky]
+    if flaky:
+        lines.append(f"flaky ({len(flaky)}): {', '.join(flaky)}")
+    listed("fixes", comparison.fixes, comparison.baseline_cases, False)
+    lines.append(
+        f"unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
+        + (f" ({', '.join(comparison.unchanged_fail)})" if comparison.unchanged_fail else "")
+    )
+    for title, ids in (
+        ("errors", comparison.errors),
+        ("added", comparison.added),
+        ("removed", comparison.removed),
+        ("changed", comparison.changed),
+    ):
+        if ids:
+            lines.append(f"{title}: {', '.join(ids)}")
+    usage = []
+    for delta in comparison.usage:
+        before, after, change = _figure(delta)
+        if delta.baseline is not None or delta.candidate is not None:
+            usage.append(f"{USAGE_LABELS[delta.name]} {before} → {after} ({change})")
+    if usage:
+        lines.append("usage: " + "; ".join(usage))
+    # One entry, one line: a line break in a name or a reason cannot forge a line of its own.
+    return "\n".join(flatten(line) for line in lines)
+
+
+def _failing_checks(case: CaseResult | None) -> str:
+    if case is None:
+        return "—"
+    if case.status == "error":
+        return "error: " + case.reason
+    failed = [f"{c.check}: {c.reason}" for c in case.checks if not c.ok]
+    return "; ".join(failed) or "all checks pass"
+
+
+def markdown_report(
+    comparison: Comparison,
+    verdict: Verdict,
+    *,
+    marker: str | None = None,
+    extra_notes: list[str] | None = None,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """A pull-request comment: verdict, tables, then details; never over `limit`."""
+    icon = {"block": "❌", "inconclusive": "⚠️"}.get(verdict.decision, "✅")
+    head = []
+    if marker:
+        head.append(marker)
+    head.append(f"### {icon} casegate: **{verdict.decision}** — {cell(comparison.suite)}")
+    head.append(
+        f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
+        f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
+    )
+    if comparison.warnings:
+        head.append(stale_baseline_section(comparison.warnings))
+    if comparison.recording_warnings:
+        head.append(old_recordings_section(comparison.recording_warnings))
+    if comparison.ruler is not None:
+        # In the head, never dropped by _fit: what the pull request changed about its own gate.
+        head.append(ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
+    if comparison.holdout is not None:
+        head.append(holdout_section(comparison.holdout))
+    if verdict.reasons:
+        head.append(
+            "**Why it blocks**\n\n"
+            + "\n".join(
+                f"- {cell(r.message, 300)}"
+                + (": " + ", ".join(code(i) for i in r.cases[:20]) if r.cases else "")
+                + (f" and {len(r.cases) - 20} more" if len(r.cases) > 20 else "")
+                for r in verdict.reasons
+            )
+        )
+    notes = list(verdict.notes) + list(extra_notes or [])
+    if notes:
+        # One quoted paragraph per note: consecutive `>` lines would run together.
+        head.append("\n>\n".join(f"> ⚠️ {cell(note, 400)}" for note in notes))
+    if verdict.instrument:
+        head.append("\n>\n".join(f"> ℹ️ {cell(fact, 400)}" for fact in verdict.instrument))
+
+    # (priority, text): lower numbers are kept longest when the body must shrink.
+    sections: list[tuple[int, str]] = []
+    before, after = comparison.baseline_cases, comparison.candidate_cases
+    regressions = critical_first(comparison, comparison.regressions)
+    rows = [
+        ["🔴 critical" if after[i].critical else "", code(i), cell(after[i].reason)]
+        for i in regressions
+    ]
+    sections.append(
+        (
+            1,
+            f"#### Regressions ({len(regressions)})\n\n"
+            + (table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
+        )
+    )
+    if comparison.history is not None:
+        # After the regressions it speaks of; dropped before the tables below it.
+        sections.append((5, comparison.history.markdown()))
+    if comparison.noise is not None:
+        sections.append((1, significance_section(comparison, comparison.noise)))
+    if comparison.pairwise is not None:
+        sections.append((2, pairwise_section(comparison.pairwise)))
+    # Least reliable first: those are where prompt work pays most.
+    flaky = sorted((i for i in after if after[i].flaky), key=lambda i: (after[i].pass_rate, i))
+    if flaky:
+        rows = [
+            [code(i), rate_text(after[i].passes, after[i].samples, interval_of(after[i]))]
+            for i in flaky
+        ]
+        sections.append(
+            (
+                3,
+                f"#### Flaky cases ({len(rows)})\n\nSome samples pass and some fail: "
+                "where prompt work pays most.\n\n"
+                + table(["case", "candidate passes (95% interval)"], rows, len(rows)),
+            )
+        )
+    if comparison.errors:
+        rows = [[code(i), cell(after[i].reason)] for i in comparison.errors]
+        sections.append(
+            (2, f"#### Errors ({len(rows)})\n\n" + table(["case", "error"], rows, len(rows)))
+        )
+    if comparison.fixes:
+        rows = [[code(i), cell(before[i].reason)] for i in comparison.fixes]
+        sections.append(
+            (
+                3,
+                f"#### Fixes ({len(rows)})\n\n"
+                + table(["case", "failed on the baseline because"], rows, len(rows)),
+            )
+        )
+    moved = (
+        [("added", i) for i in comparison.added]
+        + [("removed", i) for i in comparison.removed]
+        + [("changed (new version)", i) for i in comparison.changed]
+    )
+    if moved:
+        rows = []
+        for kind, i in moved:
+            case = after.get(i) or before[i]
+            rows.append([kind, code(i), case.status if i in after else "—"])
+        sections.append(
+            (
+                4,
+                f"#### Added, removed, changed ({len(rows)})\n\n"
+                + table(["", "case", "candidate"], rows, len(rows)),
+            )
+        )
+    usage_rows = [
+        [USAGE_LABELS[d.name], *_figure(d)]
+        for d in comparison.usage
+        if d.baseline is not None or d.candidate is not None
+    ]
+    if usage_rows:
+        sections.append(
+            (
+                2,
+                "#### Cost, tokens, latency\n\n"
+                + table(["", "baseline", "candidate", "change"], usage_rows, len(usage_rows)),
+            )
+        )
+    unchanged = (
+        f"Unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
+    )
+    if comparison.unchanged_fail:
+        unchanged += " (" + ", ".join(code(i) for i in comparison.unchanged_fail[:30]) + ")"
+    sections.append((3, unchanged + "."))
+    for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
+        sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
+    return _fit(head, sections, limit)
+
+
+def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
+    before, after = _first_output(old), _first_output(new)
+    critical = " (critical)" if new is not None and new.critical else ""
+    parts = [
+        f"<details><summary>{html_text(case_id, CELL_LIMIT)}{critical}: "
+        f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
+        f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
+    ]
+    if before is None or after is None:
+        parts += [
+            f"Baseline output:\n{block(before)}\n",
+            f"Candidate output:\n{block(after)}\n",
+        ]
+    elif not (diff := diff_texts(before, after)):
+        parts.append(f"Output, the same as the baseline's:\n{block(after)}\n")
+    else:
+        how = "by line, JSON pretty-printed" if diff.kind == "lines" else "by word"
+        fenced, cut = diff_block(diff.lines())
+        parts.append(f"Output, baseline → candidate ({how}):\n\n{fenced}\n")
+        if cut:
+            parts.append(
+                f"_The diff is cut short here ({cut} line(s) not shown in full): "
+                f"{code('casegate show ' + case_id)} prints it whole, with both outputs._\n"
+            )
+    parts.append("</details>")
+    return "\n".join(parts)
+
+
+def _first_output(case: CaseResult | None) -> str | None:
+    return next((s.text for s in case.outputs if s.text is not None), None) if case else None
+
+
+def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
+    def render(kept: list[tuple[int, str]], note: str | None) -> str:
+        parts = head + [text for _, text in kept]
+        if note:
+            parts.append(note)
+        return "\n\n".join(parts) + "\n"
+
+    kept = list(sections)
+    dropped = 0
+    body = render(kept, None)
+    while len(body) > limit and kept:
+        # Drop the least important section (highest priority number) first.
+        worst = max(range(len(kept)), key=lambda k: (kept[k][0], k))
+        kept.pop(worst)
+        dropped += 1
+        body = render(
+            kept,
+            f"_Truncated: {dropped} section(s) left out to fit GitHub's comment "
+            "limit; the full comparison is in the results artefact._",
+        )
+    if len(body) > limit:  # the head alone is too long: cut it between lines, say so
+        kept_text = body[: limit - 80]
+        body = (
+            kept_text[: kept_text.rfind("\n") + 1]
+            + "\n_Truncated to fit GitHub's comment limit._\n"
+        )
+    return body
+
+
+# --- json -----------------------------------------------------------------------
+
+
+def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
+    def side(s: Any) -> dict[str, Any]:
+        return {"system": s.system, "pass_rate": s.pass_rate, "passed": s.passed, "cases": s.cases}
+
+    return {
+        "verdict": verdict.decision,
+        "reasons": [reason.to_dict() for reason in verdict.reasons],
+        "notes": verdict.notes,
+        "instrument": verdict.instrument,
+        "suite": comparison.suite,
+        "baseline": side(comparison.baseline),
+        "candidate": side(comparison.candidate),
+        "shared": {
+            "cases": comparison.shared_cases,
+            "baseline_pass_rate": comparison.shared_baseline_rate,
+            "candidate_pass_rate": comparison.shared_candidate_rate,
+        },
+        "regressions": comparison.regressions,
+        "critical_regressions": comparison.critical(comparison.regressions),
+        "fixes": comparison.fixes,
+        "unchanged_pass": comparison.unchanged_pass,
+        "unchanged_fail": comparison.unchanged_fail,
+        "errors": comparison.errors,
+        "added": comparison.added,
+        "removed": comparison.removed,
+        "changed": comparison.changed,
+        "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
+        "ruler_changes": comparison.ruler_changes,
+        "ruler": None if comparison.ruler is None else comparison.ruler.to_dict(),
+        "baseline_warnings": comparison.warnings,
+        "recording_warnings": comparison.recording_warnings,
+        "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
+        "flaky": [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky],
+        "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
+        "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
+        "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),
+        "history": None if comparison.history is None else comparison.history.to_dict(),
+    }
+
+
+def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, Any]:
+    change = analysis.change
+    return {
+        "suite_p_value": analysis.suite_p,
+        "suite_alpha": analysis.suite_alpha,
+        "alpha_shares": {
+            "critical": analysis.shares.critical,
+            "suite": analysis.shares.suite,
+            "pairwise": analysis.shares.pairwise,
+        },
+        "clusters": analysis.clusters,
+        "design_effect": analysis.design_effect,
+        "run_shift_variance": analysis.run_shift,
+        "suite_confirmed": analysis.suite_confirmed,
+        "mean_change": change.mean,
+        "mean_change_ci": [change.low, change.high],
+        "shared_cases": change.cases,
+        "within_noise": analysis.within_noise,
+        "cases": {
+            case_id: {
+                "critical": test.critical,
+                "baseline": [test.base_passes, test.base_samples],
+                "candidate": [test.cand_passes, test.cand_samples],
+                "baseline_ci": list(test.base_interval),
+                "candidate_ci": list(test.cand_interval),
+                "p_lower": test.p_lower,
+                "p_higher": test.p_higher,
+                "verdict": case_verdict(case_id, comparison, analysis),
+            }
+            for case_id, test in analysis.tests.items()
+            if case_id in comparison.regressions
+            or case_id in comparison.fixes
+            or case_id in analysis.within_noise
+        },
+        "confirmed": sorted(i for i, c in analysis.confirmations.items() if c.confirmed),
+        "not_confirmed": sorted(i for i, c in analysis.confirmations.items() if not c.confirmed),
+    }

@@ -1,0 +1,1 @@
+"""What is judged: the config, the cases, their defaults and the slice a command selects."""

@@ -1,0 +1,289 @@
+"""Cases: the durable part of a suite, kept as data files.
+
+A `.yaml`/`.yml` file holds one case or a list of cases; a `.jsonl` file holds
+one case per line. Every problem found while loading is collected and reported
+as `file:line: problem`, so one `casegate validate` shows them all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import glob
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
+
+from gate import heap
+from gate.errors import CaseFileError, located
+from gate.files import parse_json
+from gate.judging import checks
+from gate.limits import MAX_CASE_FILE_BYTES, read_limited
+from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
+from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
+
+#: Ids name recording files (id + ".json"), so they stay well inside a file name's 255 bytes.
+MAX_ID_LENGTH = 200
+CaseId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9._-]+$", min_length=1, max_length=MAX_ID_LENGTH),
+]
+CASE_SUFFIXES = (".yaml", ".yml", ".jsonl")
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: CaseId
+    input: dict[str, Any]
+    expect: dict[str, Any]
+    critical: bool = False
+    tags: list[str] = Field(default_factory=list)
+    note: str | None = None
+    provenance: str | None = None
+    added: dt.date | str | None = None
+    version: int = Field(default=1, ge=1)
+    weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: near-duplicates share a cluster; the suite test flips them together
+    #: (gate.deciding.noise.clusters)
+    cluster: str | None = Field(default=None, min_length=1, max_length=200)
+
+    # Where the case came from, for annotations and messages; not part of the data.
+    _source: str = PrivateAttr(default="")
+    _line: int = PrivateAttr(default=0)
+    _judges: list[tuple[str, checks.Judge]] = PrivateAttr(default_factory=list)
+    _from_defaults: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def is_critical(self) -> bool:
+        return self.critical or "critical" in self.tags
+
+    # pydantic reaches `self._source` through a Python-level __getattr__ (about 1 µs),
+    # and a run reads these per sample: they read pydantic's own slot instead.
+
+    @property
+    def source(self) -> str:
+        return self._private()["_source"]  # type: ignore[no-any-return]
+
+    @property
+    def line(self) -> int:
+        return self._private()["_line"]  # type: ignore[no-any-return]
+
+    @property
+    def judges(self) -> list[tuple[str, checks.Judge]]:
+        return self._private()["_judges"]  # type: ignore[no-any-return]
+
+    @property
+    def from_defaults(self) -> frozenset[str]:
+        """The `expect` keys the suite's `defaults:` gave this case (not its own)."""
+        return self._private()["_from_defaults"]  # type: ignore[no-any-return]
+
+    def _private(self) -> dict[str, Any]:
+        private = self.__pydantic_private__
+        assert private is not None  # Case declares private attributes: pydantic fills it
+        return private
+
+    def expect_hash(self) -> str:
+        """Fingerprint of what the case demands, defaults merged; a change is a ruler change."""
+        blob = _EXPECT_ENCODER.encode(self.expect)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: json.dumps(value, sort_keys=True, default=str) without building an encoder per call
+_EXPECT_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+
+
+def resolve_case_paths(patterns: Sequence[str], root: Path) -> tuple[list[Path], list[str]]:
+    """Expand files, folders and globs (relative to root) into case files."""
+    files: list[Path] = []
+    problems: list[str] = []
+    for pattern in patterns:
+        path = root / pattern
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in CASE_SUFFIXES and p.is_file())
+        elif path.is_file():
+            found = [path]
+        else:
+            found = sorted(
+                Path(p) for p in glob.glob(str(path), recursive=True) if p.endswith(CASE_SUFFIXES)
+            )
+        if not found:
+            problems.append(f"cases: {pattern!r} matches no .yaml, .yml or .jsonl file")
+        files.extend(found)
+    unique = list(dict.fromkeys(files))
+    return unique, problems
+
+
+def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
+    """(line, raw record) pairs from one file; raises CaseFileError on syntax."""
+    if path.suffix == ".jsonl":
+        # Lines end at \n, \r\n or \r only: `splitlines` would also break a JSON string
+        # at a raw U+2028, U+2029 or U+0085, which JSON allows unescaped.
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        for number, raw_line in enumerate(text.split("\n"), start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                yield number, parse_json(raw_line, unique_keys=True)
+            except ValueError as exc:
+                raise CaseFileError(located(path, number, f"invalid JSON: {exc}")) from None
+        return
+    try:
+        document = load_yaml(text)
+    except YamlSyntaxError as exc:
+        raise CaseFileError(located(path, exc.line, exc.message)) from None
+    if document is None:
+        return
+    if isinstance(document, dict):
+        yield line_of(document), document
+    elif isinstance(document, list):
+        for item in document:
+            yield line_of(item), item
+    else:
+        raise CaseFileError(located(path, 1, "expected a case (mapping) or a list of cases"))
+
+
+def _validation_problem(path: Path, line: int | None, raw: Any, exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = dotted(error["loc"])
+    key = str(error["loc"][0]) if error["loc"] else None
+    key_line = line_of(raw, key) if isinstance(raw, LineDict) and key else line
+    if error["type"] == "extra_forbidden":
+        hint = difflib.get_close_matches(where, Case.model_fields, n=1)
+        message = f"unknown field '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+    elif error["type"] == "missing":
+        message = f"missing required field '{where}'"
+    else:
+        message = f"{where}: {error['msg']}"
+    case_id = raw.get("id") if isinstance(raw, dict) else None
+    prefix = f"case {_shown_id(case_id)}: " if isinstance(case_id, str) else ""
+    return located(path, key_line or line, prefix + message)
+
+
+def _shown_id(case_id: object) -> str:
+    text = repr(case_id)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _check_problem(
+    path: Path,
+    raw: LineDict | dict[str, Any],
+    exc: checks.CheckSpecError,
+    from_defaults: frozenset[str] = frozenset(),
+) -> str:
+    expect = raw.get("expect")
+    message = str(exc)
+    key = None
+    if message.startswith("unknown check "):
+        key = message.split("'")[1]
+        hint = difflib.get_close_matches(key, checks.KNOWN_KEYS, n=1)
+        message = f"unknown check {key!r} in expect" + (
+            f" (did you mean {hint[0]!r}?)"
+            if hint
+            else f" (known: {', '.join(sorted(checks.KNOWN_KEYS))})"
+        )
+    else:
+        key = next((k for k in (expect or {}) if message.startswith(k)), None)
+    if key in from_defaults:
+        message += " (a check from `defaults.expect`: set the key in this case to override it)"
+    line = line_of(expect, key) if key else line_of(expect)
+    return located(path, line or line_of(raw), f"case {_shown_id(raw.get('id'))}: {message}")
+
+
+def load_cases(
+    files: Sequence[Path],
+    display_root: Path | None = None,
+    defaults: SuiteDefaults | None = None,
+) -> list[Case]:
+    """Load and validate every case, the suite's `defaults` merged under each;
+    raises CaseFileError listing every problem."""
+    with heap.bulk():
+        return _load_cases(files, display_root, defaults or SuiteDefaults())
+
+
+def _load_cases(
+    files: Sequence[Path], display_root: Path | None, defaults: SuiteDefaults
+) -> list[Case]:
+    problems: list[str] = []
+    cases: list[Case] = []
+    first_seen: dict[str, tuple[Path, int | None]] = {}
+    for path in files:
+        shown = _display(path, display_root)
+        try:
+            text = _read_text(path, shown)
+            records = list(_records(shown, text))
+        except CaseFileError as exc:
+            problems.extend(exc.problems)
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(located(shown, None, f"cannot read: {exc}"))
+            continue
+        for line, raw in records:
+            if not isinstance(raw, dict):
+                problems.append(located(shown, line, "a case must be a mapping"))
+                continue
+            merged = merge(raw, defaults)
+            if merged.stray_nulls:
+                problems.extend(
+                    located(
+                        shown,
+                        line_of(raw.get("expect"), key) or line,
+                        f"case {_shown_id(raw.get('id'))}: {stray_null_message(key, defaults)}",
+                    )
+                    for key in merged.stray_nulls
+                )
+                continue
+            try:
+                case = Case.model_validate(merged.record)
+            except ValidationError as exc:
+                problems.append(_validation_problem(shown, line, raw, exc))
+                continue
+            try:
+                judges = checks.build(case.expect)
+            except checks.CheckSpecError as exc:
+                problems.append(_check_problem(shown, merged.record, exc, merged.from_defaults))
+                continue
+            # One update, not four assignments through pydantic's __setattr__.
+            case._private().update(
+                _judges=judges,
+                _from_defaults=merged.from_defaults,
+                _source=str(shown),
+                _line=line or 1,
+            )
+            if case.id in first_seen:
+                first = located(*first_seen[case.id], "")[:-2]
+                problems.append(
+                    located(shown, line, f"duplicate case id {case.id!r} (first at {first})")
+                )
+                continue
+            first_seen[case.id] = (shown, line)
+            cases.append(case)
+    if problems:
+        raise CaseFileError(problems)
+    cases.sort(key=lambda case: case.id)
+    return cases
+
+
+def _read_text(path: Path, shown: Path) -> str:
+    """The case file's text; CaseFileError naming it when it is larger than a case file
+    may be (then it is never parsed). Line ends stay as written: libyaml and
+    `splitlines` take \r\n and \r for line ends as they take \n."""
+    fix = "split it into several files (`cases:` takes folders and globs)"
+    data = read_limited(path, MAX_CASE_FILE_BYTES, "a case file", fix, CaseFileError, shown)
+    return data.decode("utf-8")
+
+
+def _display(path: Path, root: Path | None) -> Path:
+    if root is None:
+        return path
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return path

@@ -1,0 +1,541 @@
+"""The declared run configuration (`casegate.yml`) and its `--set` overrides."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
+from pydantic_core import PydanticCustomError
+
+from gate.deciding.noise.clusters import ClustersConfig
+from gate.errors import ConfigError, located
+from gate.judging.judge import JudgePin, judge_system, prompt_version_problem
+from gate.limits import MAX_CONFIG_BYTES, read_limited
+from gate.produce import systems
+from gate.produce.services.pins import EmbeddingsPin, ModerationPin
+from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
+from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
+
+DEFAULT_CONFIG = "casegate.yml"
+Mode = Literal["replay", "record", "live"]
+MODES: tuple[str, ...] = ("replay", "record", "live")
+#: The suite name is used in file names and in the pull-request comment's marker.
+SUITE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SystemConfig(BaseModel):
+    """The system under test. Providers declare which extra keys they accept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    provider: str
+    target: str | None = None
+    command: list[str] | str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    prompt_file: str | None = None
+    message: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
+class GateConfig(_Strict):
+    block_on_critical_regression: bool = True
+    block_on_critical_failure: bool = False
+    block_on_pass_rate_drop: bool = True
+    tolerance: float = Field(default=0.0, ge=0, le=1)
+    block_on_errors: bool = True
+    max_cost_increase: float | None = Field(default=None, ge=0)
+    max_latency_p95_increase: float | None = Field(default=None, ge=0)
+    # With repeated samples (either run has a case with samples > 1): the chance that an
+    # unchanged system is blocked, shared among the rules that test (gate.deciding.noise.level).
+    alpha: float = Field(default=0.02, gt=0, lt=1)
+    #: set: the critical cases are tested at this level of their own, beside `alpha`
+    alpha_critical: float | None = Field(default=None, gt=0, lt=1)
+    non_inferiority_margin: float = Field(default=0.03, ge=0, le=1)
+    on_inconclusive: Literal["ship", "block"] = "ship"
+    confirm_samples: int = Field(default=20, ge=2, le=1000)
+    # A critical case that fails with no valid baseline verdict to compare against.
+    block_on_critical_without_baseline: bool = True
+    #: the pull-request label that accepts a loosening ruler change (read from the base)
+    accept_label: str = Field(
+        default="casegate:accept-ruler-change", min_length=1, max_length=50, pattern=r"^[^\r\n]+$"
+    )
+    # Absolute floors and budgets of the candidate run, whatever the baseline (None: off).
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_latency_p95_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_errors: int | None = Field(default=None, ge=0, strict=True)
+    # Pairwise judge cases: the share of judged pairs the baseline's output won (None: off).
+    max_pairwise_loss_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    # The held-out slice (gate.holdout): the largest allowed fall of its pass rate (None: off).
+    holdout_max_drop: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+
+
+class AdaptiveConfig(_Strict):
+    """`samples: auto`: start small, spend more samples only where the verdict is open."""
+
+    start: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    step: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    # 24, not 20: the spend keeps the level at any max, and only cases that look worse
+    # draw past 20 (bench/stats_simulation.py: power 0.95 -> 0.5 over 90% at 0.32 of n = 20).
+    max: int = Field(default=24, ge=2, le=MAX_SAMPLES)
+
+
+class RecordingsConfig(_Strict):
+    """`recordings:` a folder path, or a mapping `{path, max_age_days}`."""
+
+    path: str | None = None
+    #: reports flag recordings captured longer ago than this; None: never (gate.drift.age)
+    max_age_days: int | None = Field(default=90, ge=1, le=36500, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The plain path form stays a string in results, as every config wrote it before,
+        # so a baseline written then is not taken for one of another config.
+        if "max_age_days" not in self.model_fields_set:
+            return self.path
+        return handler(self)
+
+
+class DriftConfig(_Strict):
+    """`casegate drift`: the suite run live against its recordings."""
+
+    #: more cases than this whose verdict flipped make `casegate drift` exit 1
+    max_flips: int = Field(default=0, ge=0, le=1_000_000, strict=True)
+
+
+class HoldoutConfig(_Strict):
+    """`holdout:` a folder path, or a mapping `{path, key_env, max_reads}` (gate.holdout)."""
+
+    #: the folder holding slice.sealed and recordings.sealed, relative to the config
+    path: str = Field(min_length=1, max_length=500, pattern=r"^[^\r\n\x00]+$")
+    #: the environment variable (an Actions secret) that holds the slice's key
+    key_env: str = Field(default="CASEGATE_HOLDOUT_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+    #: reports warn once the slice was scored this often since its last rotation; None: never
+    max_reads: int | None = Field(default=20, ge=1, le=1_000_000, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        if self.model_fields_set <= {"path"}:
+            return self.path
+        return handler(self)
+
+
+def _without_unset(model: BaseModel, data: Any, keys: Sequence[str]) -> Any:
+    """`data` without the keys a config left unset: a key added to the format later keeps
+    every config written before it, and so its baselines' config hash, as it was."""
+    if isinstance(data, dict):
+        for key in keys:
+            if key not in model.model_fields_set or getattr(model, key) is None:
+                data.pop(key, None)
+    return data
+
+
+class Price(_Strict):
+    """Prices per million tokens; the tool ships none, since they go stale."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    #: what the provider's batch API charges (gate.produce.batch); None: the normal price,
+    #: with a warning
+    batch_input: float | None = Field(default=None, ge=0)
+    batch_output: float | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(self, handler(self), ("batch_input", "batch_output"))
+
+
+class Config(_Strict):
+    suite: str
+    cases: list[str]
+    system: SystemConfig
+    samples: int | Literal["auto"] = Field(default=1)
+    adaptive: AdaptiveConfig = Field(default_factory=AdaptiveConfig)
+    #: derive every case's cluster (gate.deciding.noise.clusters); None: only declared ones
+    clusters: ClustersConfig | None = None
+    min_pass_rate: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    concurrency: int = Field(default=8, ge=1, le=256)
+    mode: Mode = "replay"
+    recordings: RecordingsConfig | None = None
+    baseline: str | None = None
+    gate: GateConfig = Field(default_factory=GateConfig)
+    defaults: SuiteDefaults = Field(default_factory=SuiteDefaults)
+    #: reports warn about a baseline older than this; None: never
+    baseline_max_age_days: int | None = Field(default=30, ge=1, le=36500, strict=True)
+    pricing: dict[str, Price] = Field(default_factory=dict)
+    judge: JudgePin | None = None
+    #: the services `similar` (method embedding) and `moderation` measure with
+    embeddings: EmbeddingsPin | None = None
+    moderation: ModerationPin | None = None
+    drift: DriftConfig = Field(default_factory=DriftConfig)
+    #: the held-out slice: sealed cases nobody reads while writing prompts (gate.holdout)
+    holdout: HoldoutConfig | None = None
+    #: the committed results history (gate.history), relative to the config's folder;
+    #: None: history/SUITE.jsonl
+    history: str | None = Field(default=None, min_length=1, max_length=500)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(self, handler(self), ("history", "clusters"))
+
+    @field_validator("cases", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("recordings", mode="before")
+    @classmethod
+    def _path_or_mapping(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"path": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "recordings",
+            "give the recordings folder (recordings/suite), or a mapping with `path` and "
+            "`max_age_days`; got {value}",
+            {"value": _brief(value)},
+        )
+
+    @field_validator("holdout", mode="before")
+    @classmethod
+    def _holdout_path_or_mapping(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"path": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "holdout",
+            "give the held-out slice's folder (holdout/suite), or a mapping with `path`, "
+            "`key_env` and `max_reads`; got {value}",
+            {"value": _brief(value)},
+        )
+
+    @field_validator("suite", mode="before")
+    @classmethod
+    def _safe_suite(cls, value: Any) -> Any:
+        if isinstance(value, str) and re.fullmatch(SUITE_PATTERN, value):
+            return value
+        raise PydanticCustomError(
+            "suite",
+            "use letters, digits, '.', '_' and '-', at most 100, starting with a letter or a "
+            "digit (the name is used in file names and in the pull-request comment); got {value}",
+            {"value": _brief(value)},
+        )
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _whole_or_auto(cls, value: Any) -> Any:
+        # One message for both forms, instead of one per member of the union.
+        if value == "auto" or (
+            type(value) is int and 1 <= value <= MAX_SAMPLES  # bool and float are refused
+        ):
+            return value
+        raise PydanticCustomError(
+            "samples",
+            "must be a whole number from 1 to {limit}, or `auto`; got {value}",
+            {"limit": MAX_SAMPLES, "value": _brief(value)},
+        )
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+class LoadedConfig:
+    """A validated config plus where it lives and what was overridden."""
+
+    def __init__(self, config: Config, path: Path, overrides: list[str]) -> None:
+        self.config = config
+        self.path = path
+        self.root = path.resolve().parent
+        self.overrides = overrides
+        #: things worth saying that do not stop the run
+        self.warnings: list[str] = []
+
+    def resolve(self, relative: str) -> Path:
+        return (self.root / relative).resolve()
+
+    @property
+    def repository(self) -> Path:
+        """The nearest folder at or above the config's that holds `.git`, else the config's."""
+        return next(
+            (folder for folder in (self.root, *self.root.parents) if (folder / ".git").exists()),
+            self.root,
+        )
+
+    def prompt_text(self) -> str | None:
+        """The text of `system.prompt_file`; a ConfigError when it is outside the
+        repository, missing, unreadable, or not UTF-8 text."""
+        name = self.config.system.prompt_file
+        if name is None:
+            return None
+        problem, text = _read_prompt(name, self.root, self.repository)
+        if problem is not None:
+            raise ConfigError(f"{self.path}: system.prompt_file: {problem}")
+        return text
+
+    @property
+    def recordings_dir(self) -> Path:
+        recordings = self.config.recordings
+        path = recordings.path if recordings is not None else None
+        return self.resolve(path or f"recordings/{self.config.suite}")
+
+    @property
+    def recordings_max_age_days(self) -> int | None:
+        recordings = self.config.recordings or RecordingsConfig()
+        return recordings.max_age_days
+
+    @property
+    def baseline_path(self) -> Path | None:
+        return self.resolve(self.config.baseline) if self.config.baseline else None
+
+    def resolved_system(self) -> dict[str, Any]:
+        """The system mapping as the provider sees it: prompt text read, overrides applied."""
+        system = self.config.system.model_dump(exclude_none=True)
+        if "prompt_file" in system:
+            system["prompt"] = self.prompt_text()
+        return system
+
+    def as_dict(self) -> dict[str, Any]:
+        data = self.config.model_dump(mode="json")
+        data["system"] = self.resolved_system()
+        return data
+
+    def cost_of(
+        self, model: str | None, input_tokens: int | None, output_tokens: int | None
+    ) -> float | None:
+        """Cost from the pricing table, or None when the model or usage is unknown."""
+        price = self.config.pricing.get(model or "") or self.config.pricing.get(
+            self.config.system.model or ""
+        )
+        if price is None or (input_tokens is None and output_tokens is None):
+            return None
+        return ((input_tokens or 0) * price.input + (output_tokens or 0) * price.output) / 1e6
+
+    def config_hash(self) -> str:
+        blob = json.dumps(self.as_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _read_prompt(name: str, root: Path, repository: Path) -> tuple[str | None, str | None]:
+    """(problem, text): a prompt file must be a relative path to UTF-8 text in the repository."""
+    if Path(name).is_absolute():
+        return f"{name!r} is an absolute path; give a path relative to the config", None
+    path = (root / name).resolve()  # follows symbolic links, so a link out is caught too
+    if not path.is_relative_to(repository.resolve()):
+        return (
+            f"{name!r} lies outside the repository ({repository}); keep prompts inside it",
+            None,
+        )
+    if not path.is_file():
+        return f"{name!r} does not exist", None
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        return f"{name!r} cannot be read ({exc.strerror or exc})", None
+    except UnicodeDecodeError as exc:
+        return f"{name!r} is not UTF-8 text ({exc.reason} at byte {exc.start})", None
+    if "\x00" in text:
+        return f"{name!r} is a binary file, not a text prompt", None
+    return None, text
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """`system.params.temperature=0.2` → (["system", "params", "temperature"], 0.2)."""
+    key, sep, raw_value = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--set {text!r}: expected key.path=value, e.g. system.model=gpt-4.1")
+    try:
+        value = yaml.safe_load(raw_value) if raw_value.strip() else ""
+    except yaml.YAMLError:
+        value = raw_value
+    if isinstance(value, dict | list) and raw_value.strip()[:1] not in "{[":
+        value = raw_value
+    return key.split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    for text in overrides:
+        path, value = parse_override(text)
+        target = data
+        for part in path[:-1]:
+            child = target.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"--set {text!r}: {part!r} is not a mapping")
+            target = child
+        target[path[-1]] = value
+    return data
+
+
+def _blamed_override(location: Sequence[str], overrides: Sequence[str]) -> str | None:
+    """The last `--set` whose key is, or holds, the key at `location`."""
+    for text in reversed(overrides):
+        key = text.partition("=")[0].strip().split(".")
+        if list(location[: len(key)]) == key:
+            return text
+    return None
+
+
+def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()) -> str:
+    location = [str(part) for part in error["loc"]]
+    node, line = raw, line_of(raw)
+    for part in location:
+        if isinstance(node, dict) and part in node:
+            line = line_of(node, part) or line
+            node = node[part]
+        else:
+            if isinstance(node, LineDict):
+                line = node.line
+            break
+    where = dotted(location)
+    if error["type"] == "extra_forbidden":
+        parent = Config.model_fields if len(location) == 1 else {}
+        if location[:1] == ["gate"]:
+            parent = GateConfig.model_fields
+        if location[:1] == ["defaults"] and len(location) == 2:
+            parent = SuiteDefaults.model_fields
+        hint = difflib.get_close_matches(location[-1], parent, n=1)
+        message = f"unknown key '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+    elif error["type"] == "missing":
+        message = f"missing required key '{where}'"
+    else:
+        message = f"{where}: {error['msg']}"
+    blamed = _blamed_override(location, overrides)
+    if blamed is not None:
+        return f"--set {printable(blamed)}: {message}"
+    return located(path, line, message)
+
+
+#: keys that say a file is casegate's results (or baseline), not a config
+RESULTS_KEYS = frozenset({"schema", "config_hash", "summary", "casegate_version"})
+
+
+def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """Read, override and validate a config; raises ConfigError naming file and line."""
+    if not path.is_file():
+        raise ConfigError(
+            f"{path}: no such config file (pass -c PATH, or run `casegate init` to write one)"
+        )
+    try:
+        fix = "is it the config you meant? (pass -c PATH)"
+        raw = load_yaml(
+            read_limited(path, MAX_CONFIG_BYTES, "a config", fix, ConfigError).decode("utf-8")
+        )
+    except YamlSyntaxError as exc:
+        raise ConfigError(located(path, exc.line, exc.message)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    records = raw if isinstance(raw, list) else [raw]
+    if records and all(isinstance(r, dict) and {"id", "expect"} <= set(r) for r in records):
+        raise ConfigError(
+            f"{path}: this is a case file, not a config: pass the config with -c "
+            "(it names this file under `cases:`)"
+        )
+    if not isinstance(raw, dict):
+        raise ConfigError(located(path, 1, "the config must be a mapping of keys"))
+    if len(RESULTS_KEYS & set(raw)) >= 2:
+        raise ConfigError(
+            f"{path}: this is a casegate results file (a run or a baseline), not a config: "
+            "pass the config with -c, and results files to `compare`/`gate`"
+        )
+    data = apply_overrides(raw, overrides) if overrides else raw
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            [_problem_for(path, data, error, overrides) for error in exc.errors()]
+        ) from None
+    loaded = LoadedConfig(config, path, list(overrides))
+    _check_defaults(loaded, data)
+    _check_system(loaded, raw)
+    return loaded
+
+
+def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
+    """`defaults.expect` is checked as a case's `expect` is, each problem at its line."""
+    section = data.get("defaults")
+    expect = section.get("expect") if isinstance(section, dict) else None
+    problems = []
+    for key, message in expect_problems(loaded.config.defaults.expect):
+        text = printable(f"defaults.expect: {message}")
+        blamed = _blamed_override(["defaults", "expect", key], loaded.overrides)
+        if blamed is not None:
+            problems.append(f"--set {printable(blamed)}: {text}")
+        else:
+            line = line_of(expect, key) or line_of(section, "expect")
+            problems.append(located(loaded.path, line, text))
+    if problems:
+        raise ConfigError(problems)
+
+
+def _judge_problems(pin: JudgePin) -> list[str]:
+    """The pin as the system it runs as: every provider check a system gets."""
+    problem = prompt_version_problem(pin)
+    if problem is not None:
+        return [problem]
+    config = SystemConfig.model_validate(judge_system(pin))
+    return [f"judge: {problem}" for problem in systems.config_problems(config)]
+
+
+def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
+    path, system = loaded.path, loaded.config.system
+    line = line_of(raw.get("system"), "provider") or line_of(raw.get("system"))
+    problems = []
+    if system.prompt is not None and system.prompt_file is not None:
+        problems.append(located(path, line, "system: give prompt or prompt_file, not both"))
+    if system.prompt_file is not None:
+        problem, _ = _read_prompt(system.prompt_file, loaded.root, loaded.repository)
+        if problem is not None:
+            where = line_of(raw.get("system"), "prompt_file") or line
+            problems.append(located(path, where, f"system.prompt_file: {problem}"))
+    # Providers name the keys they refuse as written, and a key may hold a line break.
+    problems.extend(located(path, line, printable(p)) for p in systems.config_problems(system))
+    pin = loaded.config.judge
+    if pin is not None:
+        judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
+        problems.extend(located(path, judge_line, printable(p)) for p in _judge_problems(pin))
+        if (pin.provider, pin.model) == (system.provider, system.model):
+            loaded.warnings.append(
+                printable(
+                    f"{path}: the judge is the system under test ({pin.provider} {pin.model}); "
+                    "a model grading itself tends to agree with itself — pin a different model"
+                )
+            )
+    for key in ("embeddings", "moderation"):
+        service = getattr(loaded.config, key)
+        if service is not None:
+            where = line_of(raw.get(key), "provider") or line_of(raw, key)
+            problems.extend(located(path, where, printable(p)) for p in service.problems(key))
+    if problems:
+        raise ConfigError(problems)
