@@ -157,3 +157,18 @@ def test_the_report_names_the_spread_it_allowed_for() -> None:
     plain = analyse(pairs, GateConfig())
     assert plain.regressions == ["f1-0"]
     assert "Clusters moved" not in suite_line(plain)
+
+
+def test_the_allowance_compares_the_candidate_with_as_many_baseline_samples() -> None:
+    """Against a 72-sample baseline the allowance reads the baseline's first n samples: the
+    spread is estimated on equal counts, so it must be applied to equal counts."""
+    from gate.deciding.noise.stats import boschloo_lower
+
+    rows = _drifting_family()
+    counts = {case_id: (bp, bn, cp, cn) for case_id, bp, bn, cp, cn, _ in rows}
+    clusters = {case_id: cluster for case_id, *_, cluster in rows}
+    shift = estimate(counts, clusters)
+    base = [True] * 60 + [False] * 12  # 60/72, its first 20 all passing
+    p = critical_test("f1-0", shift, base)(60, 72, 8, 20)
+    assert p >= boschloo_lower(*shift.effective("f1-0", (20, 20, 8, 20))) - 1e-12
+    assert p >= boschloo_lower(60, 72, 8, 20) - 1e-12

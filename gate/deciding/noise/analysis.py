@@ -141,15 +141,26 @@ def design_of(config: Mapping[str, Any]) -> list[int] | None:
 Test = Callable[[int, int, int, int], float]
 
 
-def critical_test(case_id: str, shift: RunShift | None) -> Test:
+def critical_test(
+    case_id: str, shift: RunShift | None, base_outcomes: Sequence[bool] | None = None
+) -> Test:
     """A critical case's test: Boschloo's exact test, and with declared clusters also the
-    run-to-run spread of their shifts (gate.deciding.noise.runshift); the larger p-value counts."""
+    run-to-run spread of their shifts (gate.deciding.noise.runshift); the larger p-value counts.
+
+    The allowance compares the candidate with the baseline's first samples of the same
+    count: the spread is estimated on equal counts, and a baseline sampled many more times
+    than the candidate would otherwise see a shift between runs more sharply than the
+    estimate of that shift can allow for.
+    """
     if shift is None:
         return boschloo_lower
 
     def test(base_passes: int, base_samples: int, cand_passes: int, cand_samples: int) -> float:
         counts = (base_passes, base_samples, cand_passes, cand_samples)
-        return max(boschloo_lower(*counts), boschloo_lower(*shift.effective(case_id, counts)))
+        equal = counts
+        if base_outcomes is not None and len(base_outcomes) > cand_samples:
+            equal = (sum(base_outcomes[:cand_samples]), cand_samples, cand_passes, cand_samples)
+        return max(boschloo_lower(*counts), boschloo_lower(*shift.effective(case_id, equal)))
 
     return test
 
@@ -188,7 +199,7 @@ def case_test(
     `critical_test` (it can block); every other p-value is Fisher's (report only)."""
     test: Test = fisher_lower
     if new.critical and new.passes * old.samples < old.passes * new.samples:
-        test = critical_test(new.id, shift)
+        test = critical_test(new.id, shift, verdicts(old))
     outcomes = verdicts(new)
     if outcomes is None:
         p_lower = test(old.passes, old.samples, new.passes, new.samples)
