@@ -55,6 +55,16 @@ def test_an_open_critical_case_takes_its_cluster_mates_to_its_next_look() -> Non
     assert plan_round(seen, unclustered, ADAPTIVE, GateConfig()) == {"crit": 4}
 
 
+def test_a_clustered_critical_case_is_judged_at_its_last_look_not_settled_early() -> None:
+    """Its test compares equal counts and allows for its cluster's shift; the plain test
+    against the whole baseline, which settles an unclustered drop early, does not decide it."""
+    seen = {"crit": [False] * 4}  # 0/4 against 20/20: settled when unclustered
+    plain = {"crit": Reference(20, 20, critical=True)}
+    assert plan_round(seen, plain, ADAPTIVE, GateConfig()) == {}
+    clustered = {"crit": Reference(20, 20, critical=True, cluster="refund")}
+    assert plan_round(seen, clustered, ADAPTIVE, GateConfig()) == {"crit": 4}
+
+
 STOCHASTIC_BOT = """
 import random
 

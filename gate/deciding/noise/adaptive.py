@@ -122,8 +122,14 @@ def critical_open(
     alpha: float,
     family: int,
 ) -> bool:
-    """A critical case samples on: not settled as a drop, and a drop still within reach."""
-    if sequential_p(reference.passes, reference.samples, outcomes, looks) <= alpha / family:
+    """A critical case samples on: not settled as a drop, and a drop still within reach.
+
+    In a cluster, a drop is never settled early: its test allows for a shift the cluster
+    shares between runs and compares equal counts (gate.deciding.noise.analysis), which the
+    plain test against the whole baseline here does not; it samples on to its last look.
+    """
+    settled = sequential_p(reference.passes, reference.samples, outcomes, looks) <= alpha / family
+    if settled and reference.cluster is None:
         return False  # Holm rejects it whatever the other critical cases show
     pessimistic, _ = wilson(sum(outcomes), len(outcomes), PESSIMISTIC_Z)
     top = looks[-1]
@@ -211,6 +217,7 @@ def blocked_already(
     """A critical case has already dropped significantly: the gate will block anyway."""
     return alpha > 0 and any(
         refs[i].critical
+        and refs[i].cluster is None  # a clustered case is judged at its last look
         and verdicts_so_far
         and sequential_p(refs[i].passes, refs[i].samples, verdicts_so_far, looks) <= alpha / family
         for i, verdicts_so_far in outcomes.items()
