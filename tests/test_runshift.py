@@ -73,29 +73,46 @@ def test_log_odds_change_is_finite_at_the_boundary() -> None:
 
 
 def _drifting_family() -> list[tuple[str, int, int, int, int, str]]:
-    """Eight families of five; family f1 fell together in the candidate's run."""
-    rows = []
-    for family in range(8):
-        for member in range(5):
-            case_id = f"f{family}-{member}"
-            if family == 1:
-                rows.append((case_id, 18, 20, 8, 20, f"f{family}"))
-            else:
-                rows.append(
-                    (case_id, 15 + member % 3, 20, 15 + (member + family) % 3, 20, f"f{family}")
-                )
-    return rows
+    """Eight families of five that each moved together between the two runs, by as much as
+    18/20 → 8/20 (family f1) or not at all: shifts of the runs, no change of the system."""
+    moved = [12, 8, 18, 10, 19, 14, 9, 17]
+    return [
+        (f"f{family}-{member}", 18, 20, moved[family], 20, f"f{family}")
+        for family in range(8)
+        for member in range(5)
+    ]
 
 
-def test_a_critical_case_that_fell_with_its_whole_family_is_not_a_regression_alone() -> None:
+def _one_family_fell() -> list[tuple[str, int, int, int, int, str]]:
+    """Family f1 fell 18/20 → 8/20, every other family held: what a pull request that breaks
+    a critical case and its near-duplicates together looks like."""
+    return [
+        (c, bp, bn, bp if k != "f1" else cp, cn, k) for c, bp, bn, cp, cn, k in _drifting_family()
+    ]
+
+
+def test_a_critical_case_that_fell_with_every_family_moving_is_not_a_regression_alone() -> None:
     rows = _drifting_family()
     counts = {case_id: (bp, bn, cp, cn) for case_id, bp, bn, cp, cn, _ in rows}
     clusters = {case_id: cluster for case_id, *_, cluster in rows}
     shift = estimate(counts, clusters)
-    # Alone, 18/20 → 8/20 is a clear drop; its four mates fell exactly as far.
+    # Alone, 18/20 → 8/20 is a clear drop; its four mates fell exactly as far, and the other
+    # families moved too: the runs differ, so the drop is within what the runs' shifts explain.
     assert critical_test("f1-0", None)(18, 20, 8, 20) < 0.01
     assert critical_test("f1-0", shift)(18, 20, 8, 20) > 0.05
     assert shift.effective("f1-0", (18, 20, 8, 20)) != (18, 20, 8, 20)
+
+
+def test_breaking_a_whole_family_does_not_hide_its_critical_case() -> None:
+    """Attack: the pull request's system fails the critical case and every near-duplicate of
+    it, so the family's move looks like a shift between runs. The spread of shifts is
+    estimated from the *other* clusters, which held: no allowance, the drop blocks."""
+    rows = _one_family_fell()
+    counts = {case_id: (bp, bn, cp, cn) for case_id, bp, bn, cp, cn, _ in rows}
+    clusters = {case_id: cluster for case_id, *_, cluster in rows}
+    shift = estimate(counts, clusters)
+    assert shift.effective("f1-0", (18, 20, 8, 20)) == (18, 20, 8, 20)
+    assert critical_test("f1-0", shift)(18, 20, 8, 20) < 0.01
 
 
 def test_a_critical_case_that_fell_alone_is_still_caught_in_a_clustered_suite() -> None:

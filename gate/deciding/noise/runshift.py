@@ -116,8 +116,9 @@ class RunShift:
     def _clusters(self, leaving_out: str | None = None) -> list[tuple[float, float]]:
         members: dict[str, list[tuple[float, float]]] = {}
         for case_id, change in self.cases.items():
-            if case_id != leaving_out:
-                members.setdefault(_key(case_id, self.cluster_of), []).append(change)
+            key = _key(case_id, self.cluster_of)
+            if key != leaving_out:
+                members.setdefault(key, []).append(change)
         return [_pooled(changes) for changes in members.values()]
 
     @property
@@ -128,9 +129,11 @@ class RunShift:
     def effective(self, case_id: str, counts: Counts) -> Counts:
         """The case's counts once its cluster's shift is allowed for.
 
-        τ² is bounded from every case but this one: its own drop would otherwise
-        inflate the spread it is measured against, while its mates' shared move is
-        exactly the evidence of a shift. The case's mates estimate
+        τ² is bounded from every cluster but the case's own. The case's own drop would
+        otherwise inflate the spread it is measured against; and its cluster's would let a
+        pull request that fails a critical case and all its near-duplicates together pass
+        the drop off as a shift between runs, which only the *other* clusters can show. The
+        case's mates then estimate
         its cluster's shift δ; the best linear predictor of the shift, B·δ with
         B = τ² / (τ² + var δ), moves the baseline's rate, and the rest of the shift's
         variance, (1 - B)·τ², shrinks both sides' counts by their design effect (Rao
@@ -139,7 +142,7 @@ class RunShift:
         n / (1 + s²·n·p(1-p)). Rounding favours "no change": the baseline's passes
         round down, the candidate's up.
         """
-        spread = between_variance(self._clusters(leaving_out=case_id))
+        spread = between_variance(self._clusters(leaving_out=_key(case_id, self.cluster_of)))
         if spread <= 0:
             return counts
         own = _key(case_id, self.cluster_of)
