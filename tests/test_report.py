@@ -117,6 +117,18 @@ def test_text_and_json_reports() -> None:
     json.dumps(data)
 
 
+def test_the_text_report_names_a_few_ids_per_line_and_counts_the_rest() -> None:
+    """A 10,000-case suite once printed every unchanged failure on one terminal line."""
+    failing = [result(f"c{i:03d}", "fail") for i in range(25)]
+    comparison, verdict, _ = reports(failing, [*failing, *(result(f"n{i}") for i in range(3))])
+    text = text_report(comparison, verdict)
+    unchanged = next(line for line in text.splitlines() if line.startswith("unchanged:"))
+    assert "c019" in unchanged and "c020" not in unchanged
+    assert unchanged.endswith("and 5 more (the results file names them all))")
+    assert "added: n0, n1, n2\n" in text + "\n"  # a short list is whole
+    assert json_report(comparison, verdict)["unchanged_fail"] == [c.id for c in failing]
+
+
 def test_junit(tmp_path: Path) -> None:
     results = run(
         [

@@ -171,7 +171,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
     listed("fixes", comparison.fixes, comparison.baseline_cases, False)
     lines.append(
         f"unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
-        + (f" ({', '.join(comparison.unchanged_fail)})" if comparison.unchanged_fail else "")
+        + (f" ({_some(comparison.unchanged_fail)})" if comparison.unchanged_fail else "")
     )
     for title, ids in (
         ("errors", comparison.errors),
@@ -180,7 +180,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         ("changed", comparison.changed),
     ):
         if ids:
-            lines.append(f"{title}: {', '.join(ids)}")
+            lines.append(f"{title}: {_some(ids)}")
     usage = []
     for delta in comparison.usage:
         before, after, change = _figure(delta)
@@ -190,6 +190,18 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         lines.append("usage: " + "; ".join(usage))
     # One entry, one line: a line break in a name or a reason cannot forge a line of its own.
     return "\n".join(flatten(line) for line in lines)
+
+
+#: ids a line of the text report names before it says how many more the results hold
+IDS_LISTED = 20
+
+
+def _some(ids: list[str]) -> str:
+    """The first ids of a list that can hold a whole suite (10,000 cases once filled a
+    terminal with "unchanged" failures); the results file names every one."""
+    shown = ", ".join(ids[:IDS_LISTED])
+    more = len(ids) - IDS_LISTED
+    return shown + (f" and {more} more (the results file names them all)" if more > 0 else "")
 
 
 def _failing_checks(case: CaseResult | None) -> str:
