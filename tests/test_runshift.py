@@ -52,7 +52,8 @@ def test_the_spread_bound_is_the_q_profile_at_its_confidence(pairs: list) -> Non
 
 
 def test_the_spread_bound_covers_the_true_spread_at_its_confidence() -> None:
-    """Simulated clusters with a known τ²: the bound is at or above it ~80% of the time."""
+    """Simulated clusters with a known τ²: the bound is at or above it as often as its
+    confidence says (95%)."""
     import random
 
     rng = random.Random(3)
@@ -174,6 +175,24 @@ def test_the_report_names_the_spread_it_allowed_for() -> None:
     plain = analyse(pairs, GateConfig())
     assert plain.regressions == ["f1-0"]
     assert "Clusters moved" not in suite_line(plain)
+
+
+def test_with_too_few_clusters_to_measure_a_shift_the_report_says_so() -> None:
+    """One cluster holding the whole suite has no other cluster to show how far clusters
+    shift between runs: the allowance is nothing, and the reader is told why."""
+    from gate.reporting.sections import suite_line
+
+    pairs = [
+        (sampled(f"c{i}", 19, 20, critical=i == 0), sampled(f"c{i}", 8 if i == 0 else 12, 20))
+        for i in range(6)
+    ]
+    one = analyse(pairs, GateConfig(), clusters={f"c{i}": "all" for i in range(6)})
+    assert one.regressions == ["c0"]  # nothing to allow for: the plain test decides
+    assert "With 1 cluster(s)" in suite_line(one)
+    assert "only a rerun on fresh samples tells apart" in suite_line(one)
+    three = analyse(pairs, GateConfig(), clusters={f"c{i}": f"k{i % 3}" for i in range(6)})
+    assert "cannot be measured" not in suite_line(three)
+    assert "cannot be measured" not in suite_line(analyse(pairs, GateConfig()))
 
 
 def test_the_allowance_compares_the_candidate_with_as_many_baseline_samples() -> None:
