@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gate.cli import load_project, main
+from gate.cli import main
 from gate.deciding.recheck import UntrustedRun, recheck, snapshot
 from gate.results import read_results
+from gate.suite.project import load_project
 from tests.conftest import Project, case
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.cli import load_project, main
+from gate.cli import main
 from gate.deciding import basetree, rulerdiff, rulerside
 from gate.deciding.recheck import recheck, snapshot
 from gate.judging import checks
@@ -29,6 +29,7 @@ from gate.produce.services.embeddings import Embedder, as_float32, cosine
 from gate.produce.services.recorded import Snapshot
 from gate.produce.services.suite import Services
 from gate.results import read_results
+from gate.suite.project import load_project
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.actions import init_repository
 from tests.fakes.llm_server import Fault

@@ -79,7 +79,7 @@ def test_loading_cases_imports_no_user_code(project: Project) -> None:
         f"{module}.py", f"open({str(marker)!r}, 'w')\ndef fn(t, c):\n    return True\n"
     )
     project.write_cases([case("a", "hi", check=f"{module}:fn")])
-    from gate.cli import load_project
+    from gate.suite.project import load_project
 
     load_project(project.config_path)
     assert not marker.exists()

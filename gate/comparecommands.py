@@ -1,0 +1,148 @@
+"""`casegate compare` and `casegate gate`: two results files already on disk, compared case by
+case and judged by the gate rule. gate/cli.py parses and dispatches."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gate.suite.project import load_project
+
+
+def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
+    """The rule from -c CONFIG, else ./casegate.yml, else the candidate's own, else defaults."""
+    from gate.errors import ConfigError
+    from gate.suite.config import GateConfig, load_config
+
+    explicit = getattr(args, "config_given", False)
+    if explicit or args.config.is_file():
+        return load_config(args.config).config.gate
+    embedded = candidate.config.get("gate")
+    if embedded is None:
+        return GateConfig()
+    try:
+        return GateConfig.model_validate(embedded)
+    except ValueError as exc:
+        raise ConfigError(f"the candidate's gate rule is invalid: {exc}") from None
+
+
+def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
+    """The baseline's staleness, against -c CONFIG (or ./casegate.yml) when there is one."""
+    from gate.deciding.staleness import baseline_warnings
+    from gate.suite.config import load_config
+
+    explicit = getattr(args, "config_given", False)
+    reference = load_config(args.config) if explicit or args.config.is_file() else None
+    return baseline_warnings(baseline, reference)
+
+
+def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    from gate.ci import with_judge_lines
+    from gate.deciding.compare import compare
+    from gate.deciding.rules import decide
+    from gate.results import read_results
+
+    baseline = read_results(args.baseline)
+    candidate = read_results(args.candidate)
+    rule = _gate_rule(args, candidate)
+    comparison = compare(baseline, candidate, rule)
+    comparison.pairwise = _replayed_pairs(args, baseline, candidate)
+    comparison.warnings = _stale_baseline(args, baseline)
+    comparison.holdout = _held_out(args, baseline, candidate) or comparison.holdout
+    comparison.history = _history(args, comparison, candidate)
+    verdict = decide(comparison, rule)
+    root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
+    return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
+
+
+def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
+    """The config's results history (gate.history), read from the working copy: `compare`
+    and `gate` judge files already on disk; only `check --base` and the Action judge a
+    pull request, and they read the base commit's copy."""
+    from gate.history.locate import trusted_export
+    from gate.history.report import notes_for
+    from gate.suite.config import load_config
+
+    if not (getattr(args, "config_given", False) or args.config.is_file()):
+        return None
+    loaded = load_config(args.config)
+    if loaded.config.suite != comparison.suite:
+        return None
+    export, source = trusted_export(loaded, None)
+    return notes_for(comparison, candidate, export, source, candidate_label="candidate")
+
+
+def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
+    """The held-out slices compared case by case, when the key is set (else aggregates)."""
+    from gate.holdout.scoring import key_for
+    from gate.holdout.verdicts import compare_runs
+    from gate.suite.config import load_config
+
+    if candidate.holdout is None and baseline.holdout is None:
+        return None
+    explicit = getattr(args, "config_given", False)
+    loaded = load_config(args.config) if explicit or args.config.is_file() else None
+    return compare_runs(baseline, candidate, key_for(loaded))
+
+
+def _replayed_pairs(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
+    """Pairwise verdicts for two results files, replayed from the config's recordings."""
+    from gate.judging import pairwise
+    from gate.suite.config import load_config
+
+    explicit = getattr(args, "config_given", False)
+    if not (explicit or args.config.is_file()):
+        return None
+    config = load_config(args.config).config
+    if config.judge is None or config.suite != candidate.suite:
+        return None  # no judge pinned: the suite has no pairwise case
+    loaded, cases = load_project(args.config)
+    return pairwise.replayed(loaded, cases, baseline, candidate)
+
+
+def _render(fmt: str, comparison: Any, verdict: Any) -> str:
+    from gate.reporting import report
+
+    if fmt == "markdown":
+        return report.markdown_report(comparison, verdict)
+    if fmt == "json":
+        return json.dumps(report.json_report(comparison, verdict), indent=2) + "\n"
+    return report.text_report(comparison, verdict) + "\n"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from gate.files import write_text
+    from gate.reporting.junit import write_junit
+
+    _, candidate, comparison, verdict = _compare_files(args)
+    rendered = _render(args.format, comparison, verdict)
+    if args.out:
+        write_text(args.out, rendered)
+    else:
+        sys.stdout.write(rendered)
+    if args.junit:
+        write_junit(candidate, args.junit, frozenset(comparison.regressions))
+    return 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from gate.reporting.report import text_report
+    from gate.suite.select import require_same_selection
+
+    baseline, candidate, comparison, verdict = _compare_files(args)
+    require_same_selection(baseline.selection, candidate.selection)
+    try:
+        print(text_report(comparison, verdict), flush=True)
+    except BrokenPipeError:
+        _silence_stdout()  # `casegate gate … | head`: the verdict is the exit code still
+    return int(verdict.exit_code)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

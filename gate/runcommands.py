@@ -1,0 +1,348 @@
+"""What the commands that run the suite do: run, record, baseline, check, merge; and the
+ones that read it: list, validate, plan, judge calibrate. gate/cli.py parses and dispatches."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gate.errors import INTERRUPTED
+from gate.reporting import show
+from gate.suite.project import load, load_project, selection_of
+
+
+def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
+    from gate.judging import pairwise
+    from gate.produce.run import execute
+
+    loaded, cases = load(args)
+    mode = args.mode or loaded.config.mode
+    selection = selection_of(args)
+    results = execute(
+        loaded,
+        cases,
+        mode,
+        only_missing=getattr(args, "only_missing", False),
+        show_progress=not args.quiet,
+        selection=selection.to_dict(),
+        estimate=estimate,
+    )
+    results.shard = selection.shard.to_dict() if selection.shard else None
+    if mode == "record" and record_pairs:
+        # Pairwise verdicts are keyed on the baseline's outputs too: recorded against the
+        # configured baseline, so that `check` in replay finds them.
+        only_missing = getattr(args, "only_missing", False)
+        for line in pairwise.record_against_baseline(
+            loaded, cases, results, only_missing=only_missing
+        ):
+            print(f"casegate: {line}", file=sys.stderr)
+    _score_holdout(args, loaded, results, mode)
+    return results
+
+
+def _score_holdout(args: argparse.Namespace, loaded: Any, results: Any, mode: Any) -> None:
+    """The held-out slice, in this process: aggregates into `results` (gate.holdout)."""
+    if loaded.config.holdout is None:
+        return
+    from gate.holdout.scoring import score_here
+
+    score_here(
+        loaded,
+        results,
+        mode,
+        selection=selection_of(args),
+        only_missing=getattr(args, "only_missing", False),
+        show_progress=not args.quiet,
+    )
+
+
+def _print_holdout(results: Any) -> None:
+    if results.holdout is not None:
+        from gate.holdout.scoring import summary_line
+
+        print(summary_line(results.holdout))
+
+
+def _default_out(suite: str) -> Path:
+    return Path(".casegate") / f"{suite}-results.json"
+
+
+def _interrupted(results: Any, out: Path | None) -> int:
+    kept = f"; results for the {len(results.cases)} finished case(s): {out}" if out else ""
+    print(f"casegate: interrupted{kept}", file=sys.stderr)
+    return INTERRUPTED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from gate.reporting.terminal import run_summary
+    from gate.results import ensure_replaceable, write_results
+
+    if args.out:  # before the run: a refused path must not cost a paid run
+        ensure_replaceable(args.out)
+    results = _execute(args)
+    out = args.out or _default_out(results.suite)
+    write_results(results, out)
+    if results.interrupted:
+        return _interrupted(results, out)
+    if getattr(args, "junit", None):
+        from gate.reporting.junit import write_junit
+
+        write_junit(results, args.junit)
+    if not args.quiet:
+        print(run_summary(results))
+        _print_holdout(results)
+        print(f"results: {out}")
+        _print_part(results)
+    _warn_old_recordings(results)
+    _print_verbose(args, results)
+    return 0
+
+
+def _print_part(results: Any) -> None:
+    if results.shard is not None:
+        print(
+            f"shard {results.shard['index']}/{results.shard['count']}: a part, not a verdict; "
+            "join every part with `casegate merge PARTS... --out results.json` "
+            "(or gate them with `casegate check --parts PARTS...`)"
+        )
+
+
+def _warn_old_recordings(results: Any) -> None:
+    from gate.drift.age import replay_warnings
+    from gate.reporting.show import one_line
+
+    for warning in replay_warnings(results):  # case ids are the suite's: kept on one line
+        print(f"casegate: warning: {one_line(warning)}", file=sys.stderr)
+
+
+def _print_verbose(args: argparse.Namespace, results: Any) -> None:
+    from gate.reporting.terminal import verbose_failures
+
+    if getattr(args, "verbose", False):
+        text = verbose_failures(results, colour=show.wants_colour(sys.stdout))
+        if text:
+            print("\n" + text)
+
+
+def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
+    """`check --base REF`: the ruler from REF, accepted only by --accept-ruler-change."""
+    from gate.deciding.ruler import ruling_for
+
+    return ruling_for(
+        args.config,
+        args.overrides,
+        base_ref=args.base,
+        scratch=scratch,
+        baseline=str(args.baseline) if args.baseline else None,
+        acceptance=lambda _label: "--accept-ruler-change" if args.accept_ruler_change else None,
+        how_to_accept=lambda _label: "rerun with --accept-ruler-change to accept it",
+    )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from gate import ci
+    from gate.reporting import report
+    from gate.reporting.junit import write_junit
+
+    loaded, cases = load(args)
+    with tempfile.TemporaryDirectory(prefix="casegate-base-") as scratch:
+        ruling = _local_ruling(args, Path(scratch)) if args.base else None
+        outcome = ci.check(
+            loaded,
+            cases,
+            baseline_path=ci.baseline_for(loaded, args.baseline),
+            mode=args.mode or ci.ruled_mode(loaded, ruling),
+            out=args.out or _default_out(loaded.config.suite),
+            report_path=args.report,
+            show_progress=not args.quiet,
+            ruling=ruling,
+            selection=selection_of(args),
+            parts=args.parts,
+            sandbox=args.sandbox,
+        )
+    for line in outcome.sandbox:
+        print(line, file=sys.stderr)
+    if outcome.part:
+        print(f"results: {outcome.results_path}")
+        _print_part(outcome.candidate)
+        return 0
+    if outcome.comparison is None or outcome.verdict is None:
+        return _interrupted(outcome.candidate, outcome.results_path)
+    if args.junit:
+        write_junit(outcome.candidate, args.junit, frozenset(outcome.comparison.regressions))
+    print(report.text_report(outcome.comparison, outcome.verdict))
+    print(f"results: {outcome.results_path}\nreport: {outcome.report_path}")
+    _print_verbose(args, outcome.candidate)
+    return int(outcome.verdict.exit_code)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join the shards' parts; checked against the config's cases (gate.produce.merge)."""
+    from gate.produce.merge import expected_of, merge, read_parts
+    from gate.reporting.terminal import run_summary
+    from gate.results import ensure_replaceable, write_results
+    from gate.suite.select import Selection
+
+    ensure_replaceable(args.out)
+    parts = read_parts(args.parts)
+    first = parts[0][1]
+    stored = first.selection or {}
+    selection = Selection(tuple(stored.get("cases", ())), tuple(stored.get("tags", ())))
+    loaded, cases = load_project(args.config, first.overrides, selection)
+    merged = merge(parts, expected=expected_of(cases), config_hash=loaded.config_hash())
+    if loaded.config.holdout is not None and merged.mode == "replay":
+        # As `run` scores it (from sealed recordings, in this process): shards skip it.
+        from gate.holdout.scoring import score_here
+
+        score_here(loaded, merged, "replay", selection=selection, show_progress=not args.quiet)
+    write_results(merged, args.out)
+    if not args.quiet:
+        print(run_summary(merged))
+        print(f"results: {args.out} (merged from {len(parts)} parts)")
+    return 0
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from gate.errors import ConfigError
+    from gate.reporting.terminal import run_summary
+    from gate.results import write_results
+
+    # A baseline is not compared with itself, and is estimated (gate.deciding.noise.adaptive).
+    results = _execute(args, record_pairs=False, estimate=True)
+    if results.interrupted:
+        return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
+    refuse_errored_baseline(results, args.allow_errors)
+    warn_failing_critical(results)
+    loaded_path = results.config.get("baseline")
+    if not loaded_path:
+        raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
+    path = args.config.resolve().parent / loaded_path
+    write_results(results, path)
+    if not args.quiet:
+        print(run_summary(results))
+        _print_holdout(results)
+    print(f"baseline: {path}")
+    return 0
+
+
+def refuse_errored_baseline(results: Any, allow_errors: bool) -> None:
+    """A baseline with errored cases would vouch for nothing on them: refuse it."""
+    from gate.errors import ResultsError
+
+    errored = [case.id for case in results.cases if case.status == "error"]
+    if errored and not allow_errors:
+        shown = ", ".join(errored[:10]) + (" …" if len(errored) > 10 else "")
+        raise ResultsError(
+            f"the run has {len(errored)} case(s) in error ({shown}); a baseline must hold a "
+            "verdict for every case: fix the cause and run again, or pass --allow-errors "
+            "to write it anyway"
+        )
+    if not results.cases:
+        raise ResultsError("the run judged no case: there is no baseline to write")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """The suite's cases, one line each: what `--case` and `--tag` choose from."""
+    from tabulate import tabulate
+
+    loaded, cases = load(args)
+    rows = [
+        {
+            "id": case.id,
+            "tags": case.tags,
+            "critical": case.is_critical,
+            "samples": case.samples or loaded.config.samples,
+            "source": f"{case.source}:{case.line}",
+        }
+        for case in cases
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = [
+        [r["id"], ", ".join(r["tags"]), "yes" if r["critical"] else "", r["samples"], r["source"]]
+        for r in rows
+    ]
+    headers = ["id", "tags", "critical", "samples", "file:line"]
+    print(tabulate(table, headers=headers, tablefmt="plain", disable_numparse=True))
+    print(f"{len(rows)} case(s), {sum(1 for r in rows if r['critical'])} critical")
+    if loaded.config.holdout is not None:
+        print(f"and a held-out slice in {loaded.config.holdout.path} (sealed: never listed)")
+    return 0
+
+
+def warn_failing_critical(results: Any) -> None:
+    """A critical case failing in the baseline can never count as a critical regression."""
+    failing = [case.id for case in results.cases if case.critical and not case.passed]
+    if failing:
+        shown = ", ".join(failing[:10]) + (" …" if len(failing) > 10 else "")
+        print(
+            f"casegate: warning: {len(failing)} critical case(s) fail in this baseline "
+            f"({shown}): a later failure of them cannot count as a critical regression; "
+            "fix them first (or set gate.block_on_critical_failure)",
+            file=sys.stderr,
+        )
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    args.mode = "record"
+    return cmd_run(args)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from gate.deciding.noise.plan import report
+    from gate.errors import ConfigError
+    from gate.results import read_results
+    from gate.suite.config import load_config
+
+    loaded = load_config(args.config)
+    path = args.baseline or loaded.baseline_path
+    if path is None:
+        raise ConfigError(f"{args.config}: set `baseline:` or pass --baseline: plan reads it")
+    if not (0 < args.drop < 1 and 0 < args.power < 1):
+        raise ConfigError("--drop and --power are shares between 0 and 1 (e.g. 0.15, 0.9)")
+    print(report(read_results(path), loaded, args.drop, args.power))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from gate.produce.recordings import RecordingStore
+    from gate.produce.run import import_python_target, make_grader, preflight, prepare_user_checks
+
+    loaded, cases = load(args)
+    import_python_target(loaded)
+    prepare_user_checks(loaded, cases)
+    preflight(loaded, cases, loaded.resolved_system())
+    make_grader(
+        loaded, cases, "replay", RecordingStore(loaded.recordings_dir), reuse_recorded=False
+    )
+    files = len({case.source for case in cases})
+    print(f"ok: {len(cases)} cases in {files} file(s), suite {loaded.config.suite!r}")
+    if loaded.config.holdout is not None:
+        from gate.holdout.scoring import validate_line
+
+        print(validate_line(loaded))
+    return 0
+
+
+def cmd_judge_calibrate(args: argparse.Namespace) -> int:
+    from gate.files import write_text
+    from gate.judging import calibration
+
+    loaded, cases = load(args)
+    labels = calibration.read_labels(args.labels, cases)
+    result = calibration.calibrate(
+        loaded, labels, args.mode or loaded.config.mode, only_missing=args.only_missing
+    )
+    path = args.out or calibration.calibration_path(loaded)
+    write_text(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    print("\n".join(calibration.summary_lines(result)))
+    for line in calibration.disagreement_lines(result, args.labels):
+        print(line)
+    print(f"calibration: {path}")
+    return 0
