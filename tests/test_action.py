@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate.github.action import command, read_input, write_outputs
+from gate.github.action import command, read_input
 from gate.github.api import marker_for
+from gate.github.publish import write_outputs
 from tests.fakes.actions import TOKEN, Runner, git
 
 REPO = Path(__file__).resolve().parent.parent

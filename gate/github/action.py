@@ -16,52 +16,46 @@ import dataclasses
 import json
 import os
 import sys
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from gate.deciding.basetree import inside, repo_root_of, tracked_under
 from gate.errors import CasegateError, ConfigError, link_loop
-from gate.files import private_scratch, work_folder
+from gate.files import work_folder
+from gate.github.baseline import run_baseline
 from gate.github.forkcomment import post_report, write_report_dir
-from gate.logsafe import Annotation, cap_annotations, command, fence, fit_summary
+from gate.github.publish import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    _append,
+    _emit,
+    _print_untrusted,
+    _problem_lines,
+    _rate,
+    case_annotations,
+    ruler_annotations,
+    workspace_path,
+    write_outputs,
+)
+from gate.github.ruling import mark_safe_directory, pull_request_ruling
+from gate.github.tokenpipe import (
+    PIPED,
+    TOKEN_VARIABLES,
+    not_dumpable,
+    restore_piped,
+    start_without_token,
+)
+from gate.logsafe import cap_annotations, command, fit_summary
 from gate.reporting.markup import cell
 from gate.secrets import announce_keys, redact
 from gate.suite.select import Selection, select
 from gate.suite.shard import Shard
 
-#: where a token may sit in the Action's environment; all are removed at start
-TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
 DEFAULT_COMMENT_AUTHOR = "github-actions[bot]"
-Level = Literal["error", "warning", "notice"]
 TRUE = ("true", "True", "TRUE")
 FALSE = ("false", "False", "FALSE")
-
-
-# --- the log and the step's files --------------------------------------------------
-
-
-def _emit(line: str) -> None:
-    print(line, flush=True)
-
-
-def _append(path: str | None, text: str) -> None:
-    if path:
-        with open(path, "a", encoding="utf-8") as stream:
-            stream.write(redact(text))
-
-
-def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
-    """Append outputs with the delimiter syntax, which is safe for any value."""
-    chunks = []
-    for name, value in outputs.items():
-        delimiter = f"ghadelimiter_{uuid.uuid4()}"
-        chunks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
-    _append(path, "".join(chunks))
 
 
 # --- inputs and environment --------------------------------------------------------
@@ -167,123 +161,7 @@ def read_event(environ: Mapping[str, str]) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-# --- the ruler: read from the base, accepted only by a label ------------------------
-
-
-def mark_safe_directory(workspace: Path) -> None:
-    """The workspace is owned by the runner's user, not the container's: tell git it is fine.
-
-    `*`: actions/checkout may put the repository in any subfolder (`path:`).
-    """
-    from gate.deciding.basetree import git
-
-    try:
-        git("config", "--global", "--add", "safe.directory", "*", cwd=workspace)
-    except ConfigError:
-        _emit(command("warning", "git is not available; the ruler cannot be read from the base"))
-
-
-def label_acceptance(event: Mapping[str, Any]) -> Any:
-    """`acceptance(label)` for gate.deciding.ruler: who accepted a loosening change, from the
-    event."""
-
-    def accepted_by(label: str) -> str | None:
-        pull = event.get("pull_request") or {}
-        names = [item.get("name") for item in pull.get("labels") or [] if isinstance(item, dict)]
-        if label not in names:
-            return None
-        sender = (event.get("sender") or {}).get("login")
-        added_now = (
-            event.get("action") == "labeled" and (event.get("label") or {}).get("name") == label
-        )
-        if added_now and isinstance(sender, str):
-            return f"the label {label}, added by {sender}"
-        return f"the label {label} on the pull request"
-
-    return accepted_by
-
-
-def pull_request_ruling(
-    inputs: Inputs, event: Mapping[str, Any], environ: Mapping[str, str]
-) -> Any:
-    from gate.deciding.ruler import ruling_for
-
-    pull = event.get("pull_request") or {}
-    scratch = private_scratch("casegate-base-", environ.get("RUNNER_TEMP"))
-    return ruling_for(
-        Path(inputs.config),
-        inputs.overrides,
-        base_ref=None,
-        scratch=scratch,
-        baseline=inputs.baseline,
-        acceptance=label_acceptance(event),
-        how_to_accept=lambda label: (
-            f"a maintainer accepts it by adding the label {label} to the pull request, "
-            "which runs this check again"
-        ),
-        event_base_sha=(pull.get("base") or {}).get("sha"),
-        event_head_sha=(pull.get("head") or {}).get("sha"),
-    )
-
-
-# --- annotations and outputs ----------------------------------------------------------
-
-
-def workspace_path(path_text: str, cwd: Path, workspace: Path) -> str:
-    """A path as annotations need it: relative to the repository's root."""
-    try:
-        return (cwd / path_text).resolve().relative_to(workspace.resolve()).as_posix()
-    except ValueError:
-        return path_text
-
-
-def ruler_annotations(outcome: Any, cwd: Path, workspace: Path) -> list[Annotation]:
-    """An annotation on the line of each ruler change: an error while it blocks."""
-    review = outcome.comparison.ruler
-    if review is None:
-        return []
-    lines = []
-    for change in review.changes:
-        path_text, _, line_text = change.where.partition(" ")[0].rpartition(":")
-        file = workspace_path(path_text, cwd, workspace) if path_text else None
-        line = int(line_text) if line_text.isdigit() else None
-        blocking = change.loosens and not review.accepted
-        level: Level = "error" if blocking else "notice"
-        state = (
-            "accepted"
-            if change.loosens and review.accepted
-            else ("loosens the ruler" if change.loosens else "tightens the ruler")
-        )
-        lines.append(
-            Annotation(
-                level, f"{change.describe()} ({state})", file, line, "casegate: ruler change"
-            )
-        )
-    return lines
-
-
-def case_annotations(outcome: Any, cwd: Path, workspace: Path) -> list[Annotation]:
-    """Errors on critical regressions and errored critical cases; warnings for the rest."""
-    comparison = outcome.comparison
-    lines = []
-    cases = comparison.candidate_cases
-    for case_id, kind in [(i, "regressed") for i in comparison.regressions] + [
-        (i, "errored") for i in comparison.errors
-    ]:
-        case = cases[case_id]
-        file, line = None, None
-        if case.source:
-            path_text, _, line_text = case.source.rpartition(":")
-            file = workspace_path(path_text, cwd, workspace)
-            line = int(line_text) if line_text.isdigit() else None
-        level: Level = "error" if case.critical else "warning"
-        title = f"casegate: {'critical ' if case.critical else ''}case {case_id} {kind}"
-        lines.append(Annotation(level, case.reason or kind, file, line, title))
-    return lines
-
-
-def _rate(value: float | None) -> str:
-    return "" if value is None else f"{value:.4f}"
+# --- outputs --------------------------------------------------------------------------
 
 
 def check_outputs(outcome: Any, workspace: Path) -> dict[str, str]:
@@ -302,20 +180,6 @@ def check_outputs(outcome: Any, workspace: Path) -> dict[str, str]:
 
 
 # --- the run --------------------------------------------------------------------------
-
-
-def _problem_lines(problems: Sequence[str], workspace: Path) -> list[str]:
-    """`path:line: message` problems become annotations on that file and line."""
-    lines = []
-    for problem in problems:
-        head, sep, message = problem.partition(": ")
-        path, _, line = head.rpartition(":")
-        if sep and path and line.isdigit():
-            file = workspace_path(path, Path.cwd(), workspace)
-            lines.append(command("error", message, file=file, line=int(line)))
-        else:
-            lines.append(command("error", problem))
-    return lines
 
 
 def take_token(environ: dict[str, str]) -> str:
@@ -388,85 +252,6 @@ PULL_REQUEST_TARGET = (
     "(custom checks, python systems) and reads its files; use `on: pull_request`, and the "
     "workflow_run pattern for comments on pull requests from forks"
 )
-
-
-def run_baseline(
-    loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str], sandbox: str = "require"
-) -> int:
-    from gate.ci import sandbox_plan
-    from gate.files import write_bytes
-    from gate.history.commands import add_run, default_commit
-    from gate.history.locate import working_export
-    from gate.holdout import scoring as holdout
-    from gate.produce.supervise import run_supervised
-    from gate.reporting.terminal import run_summary
-    from gate.results import write_results
-    from gate.runcommands import refuse_errored_baseline, warn_failing_critical
-
-    path = loaded.baseline_path
-    if path is None:
-        raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
-    scratch = private_scratch("casegate-", environ.get("RUNNER_TEMP"))
-    # The held-out slice is scored in this process, never in the child (it has no key).
-    held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
-    plan = sandbox_plan(sandbox, loaded, mode, environ)  # type: ignore[arg-type]
-    for line in plan.describe():
-        print(line, flush=True)
-    child = run_supervised(
-        loaded.path,
-        loaded.overrides,
-        mode,
-        scratch / "baseline.json",
-        expected=[case.id for case in cases],
-        show_progress=False,
-        capture=True,
-        reap=True,
-        withhold=holdout.key_variables(loaded),
-        sandbox=plan,
-        estimate=True,  # a baseline is estimated, never stopped early against the old one
-    )
-    for line in child.sandbox_notes:
-        print(line, flush=True)
-    _print_untrusted(child.output)
-    results = child.results
-    if results.interrupted:
-        return EXIT_INTERRUPTED
-    refuse_errored_baseline(results, allow_errors=False)
-    warn_failing_critical(results)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if held_out is not None:
-        previous = holdout.configured_baseline(loaded)
-        results.holdout = holdout.score(held_out, loaded, mode, baseline=previous)
-        write_results(results, scratch / "baseline.json")
-    write_bytes(path, (scratch / "baseline.json").read_bytes())
-    # The run joins the committed history beside its baseline (casegate-baseline.yml commits
-    # both); a one-off job keeps no cache, so the export is read into memory.
-    recorded = add_run(
-        results, path, working_export(loaded), None, default_commit(Path.cwd(), environ)
-    )
-    _print_untrusted(run_summary(results))  # names and reasons come from the repository
-    _print_untrusted(recorded)
-    if results.holdout is not None:
-        _print_untrusted(holdout.summary_line(results.holdout))
-    workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
-    shown = workspace_path(str(path), Path.cwd(), workspace)
-    write_outputs(
-        environ.get("GITHUB_OUTPUT"),
-        {"pass-rate": _rate(results.summary.pass_rate), "results-path": shown},
-    )
-    _append(
-        environ.get("GITHUB_STEP_SUMMARY"),
-        f"### casegate: baseline refreshed — {cell(loaded.config.suite)}\n\n"
-        f"{results.summary.passed}/{results.summary.cases} cases pass; written to "
-        f"{cell(shown)}.\n",
-    )
-    return 0
-
-
-def _print_untrusted(text: str) -> None:
-    """Text the pull request can shape, fenced so no line of it is a workflow command."""
-    if text.strip():
-        print(fence(text.rstrip("\n")), flush=True)
 
 
 def run_check(
@@ -607,64 +392,6 @@ def part_written(outcome: Any, environ: Mapping[str, str], workspace: Path) -> i
     )
     write_outputs(environ.get("GITHUB_OUTPUT"), {"verdict": "part", "results-path": path})
     return 0
-
-
-TOKEN_FD = "CASEGATE_TOKEN_FD"  # noqa: S105 - the name of a variable, not a secret
-
-
-#: handed to the restarted entrypoint through a pipe, never through its environment
-PIPED = (
-    *TOKEN_VARIABLES,
-    "GITHUB_OUTPUT",
-    "GITHUB_STEP_SUMMARY",
-    "GITHUB_ENV",
-    "GITHUB_PATH",
-    "GITHUB_STATE",
-    "CASEGATE_HOLDOUT_KEY",  # the held-out slice's key (gate.holdout), under its default name
-)
-
-
-def start_without_token() -> None:
-    """Start this entrypoint again with the token out of the process environment.
-
-    `os.environ.pop` changes Python's copy only: the kernel keeps the environment the
-    process started with in /proc/PID/environ, where code running as the same user
-    (the supervised run) could read it. So the token — and the paths of the step's
-    output and summary files — travel through a pipe, and the process image is
-    replaced by one whose environment never held them.
-    """
-    piped = {key: os.environ[key] for key in PIPED if key in os.environ}
-    read_end, write_end = os.pipe()
-    os.write(write_end, json.dumps(piped).encode())
-    os.close(write_end)
-    os.set_inheritable(read_end, True)
-    environment = {k: v for k, v in os.environ.items() if k not in PIPED}
-    environment[TOKEN_FD] = str(read_end)
-    flags = ["-I"] if sys.flags.isolated else []
-    sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, *flags, "-m", "gate.github.action"], environment)  # noqa: S606
-
-
-def restore_piped(environ: dict[str, str]) -> None:
-    """Put what `start_without_token` piped back into `environ` (not os.environ)."""
-    descriptor = environ.pop(TOKEN_FD, None)
-    os.environ.pop(TOKEN_FD, None)
-    if descriptor is None or not descriptor.isdigit():
-        return
-    with os.fdopen(int(descriptor), "rb") as stream:
-        piped = json.loads(stream.read().decode() or "{}")
-    environ.update({str(k): str(v) for k, v in piped.items() if k in PIPED})
-
-
-def not_dumpable() -> None:
-    """Keep same-user processes out of /proc/PID (environ, fd/1) of this one (Linux)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-    except (OSError, AttributeError):  # not Linux: nothing to do
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,94 @@
+"""The Action's `command: baseline`, after a merge: the suite run again (supervised, the
+held-out slice scored here), its baseline written and the run added to the committed history."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gate.errors import ConfigError
+from gate.files import private_scratch
+from gate.github.publish import (
+    EXIT_INTERRUPTED,
+    _append,
+    _print_untrusted,
+    _rate,
+    workspace_path,
+    write_outputs,
+)
+from gate.reporting.markup import cell
+
+
+def run_baseline(
+    loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str], sandbox: str = "require"
+) -> int:
+    from gate.ci import sandbox_plan
+    from gate.files import write_bytes
+    from gate.history.commands import add_run, default_commit
+    from gate.history.locate import working_export
+    from gate.holdout import scoring as holdout
+    from gate.produce.supervise import run_supervised
+    from gate.reporting.terminal import run_summary
+    from gate.results import write_results
+    from gate.runcommands import refuse_errored_baseline, warn_failing_critical
+
+    path = loaded.baseline_path
+    if path is None:
+        raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
+    scratch = private_scratch("casegate-", environ.get("RUNNER_TEMP"))
+    # The held-out slice is scored in this process, never in the child (it has no key).
+    held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
+    plan = sandbox_plan(sandbox, loaded, mode, environ)  # type: ignore[arg-type]
+    for line in plan.describe():
+        print(line, flush=True)
+    child = run_supervised(
+        loaded.path,
+        loaded.overrides,
+        mode,
+        scratch / "baseline.json",
+        expected=[case.id for case in cases],
+        show_progress=False,
+        capture=True,
+        reap=True,
+        withhold=holdout.key_variables(loaded),
+        sandbox=plan,
+        estimate=True,  # a baseline is estimated, never stopped early against the old one
+    )
+    for line in child.sandbox_notes:
+        print(line, flush=True)
+    _print_untrusted(child.output)
+    results = child.results
+    if results.interrupted:
+        return EXIT_INTERRUPTED
+    refuse_errored_baseline(results, allow_errors=False)
+    warn_failing_critical(results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if held_out is not None:
+        previous = holdout.configured_baseline(loaded)
+        results.holdout = holdout.score(held_out, loaded, mode, baseline=previous)
+        write_results(results, scratch / "baseline.json")
+    write_bytes(path, (scratch / "baseline.json").read_bytes())
+    # The run joins the committed history beside its baseline (casegate-baseline.yml commits
+    # both); a one-off job keeps no cache, so the export is read into memory.
+    recorded = add_run(
+        results, path, working_export(loaded), None, default_commit(Path.cwd(), environ)
+    )
+    _print_untrusted(run_summary(results))  # names and reasons come from the repository
+    _print_untrusted(recorded)
+    if results.holdout is not None:
+        _print_untrusted(holdout.summary_line(results.holdout))
+    workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    shown = workspace_path(str(path), Path.cwd(), workspace)
+    write_outputs(
+        environ.get("GITHUB_OUTPUT"),
+        {"pass-rate": _rate(results.summary.pass_rate), "results-path": shown},
+    )
+    _append(
+        environ.get("GITHUB_STEP_SUMMARY"),
+        f"### casegate: baseline refreshed — {cell(loaded.config.suite)}\n\n"
+        f"{results.summary.passed}/{results.summary.cases} cases pass; written to "
+        f"{cell(shown)}.\n",
+    )
+    return 0
