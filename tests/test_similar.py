@@ -24,7 +24,8 @@ from gate.deciding.recheck import recheck, snapshot
 from gate.judging import checks
 from gate.judging.checks.similar import figure
 from gate.outputs import Output
-from gate.produce.run import Answer, judge_sample
+from gate.produce.answers import Answer
+from gate.produce.run import judge_sample
 from gate.produce.services.embeddings import Embedder, as_float32, cosine
 from gate.produce.services.recorded import Snapshot
 from gate.produce.services.suite import Services

@@ -23,9 +23,10 @@ from gate.errors import CasegateError, SystemCallError
 from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
 from gate.outputs import Output, ToolCall
+from gate.produce.answers import samples_for
 from gate.produce.batch.cost import price_key
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
-from gate.produce.run import aggregate, samples_for
+from gate.produce.run import aggregate
 from gate.produce.services.recorded import Snapshot
 from gate.produce.services.suite import Services, for_snapshot, snapshot_entries
 from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise

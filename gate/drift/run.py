@@ -32,21 +32,10 @@ from gate.drift.report import (
 )
 from gate.errors import CasegateError
 from gate.outputs import Output, ToolCall
+from gate.produce.answers import Answer, Request, ask, call_live, requests_for, samples_for
 from gate.produce.progress import Progress
 from gate.produce.recordings import RecordingStore, system_fingerprint
-from gate.produce.run import (
-    Answer,
-    Request,
-    aggregate,
-    ask,
-    call_live,
-    judge_sample,
-    make_grader,
-    prepare_user_checks,
-    requests_for,
-    samples_for,
-    start_live,
-)
+from gate.produce.run import aggregate, judge_sample, make_grader, prepare_user_checks, start_live
 from gate.produce.services.suite import build as build_services
 from gate.reporting.diffs import diff_texts
 from gate.results import CaseResult, SampleResult

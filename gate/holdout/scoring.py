@@ -40,19 +40,10 @@ from gate.holdout.store import (
 )
 from gate.holdout.verdicts import previous_reads, seal_verdicts
 from gate.judging import checks
+from gate.produce.answers import Answer, Request, answer_for, call_live
 from gate.produce.progress import Progress
 from gate.produce.recordings import request_key, system_fingerprint
-from gate.produce.run import (
-    Answer,
-    Request,
-    aggregate,
-    answer_for,
-    call_live,
-    judge_sample,
-    make_grader,
-    preflight,
-    start_live,
-)
+from gate.produce.run import aggregate, judge_sample, make_grader, preflight, start_live
 from gate.produce.services.suite import build as build_services
 from gate.results import CaseResult, HoldoutSummary, RunResults, SampleResult, read_results
 from gate.suite.cases import Case

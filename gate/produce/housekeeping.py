@@ -1,7 +1,7 @@
 """Recordings housekeeping: `casegate recordings prune` and `casegate recordings mv`.
 
 A recorded response is in use when a current case would ask for it: its key comes
-from the system's fingerprint, the case input and a sample index (as `gate.produce.run`
+from the system's fingerprint, the case input and a sample index (as `gate.produce.answers`
 computes it), and a judge verdict's from the judge pin, the rubric, the case input
 and a recorded output that is itself in use; an embedding's or a moderation score's
 from its service's pin and a text it measures (gate.produce.services). Several configs may
@@ -63,8 +63,8 @@ class Usage:
         from gate.judging.checks import uses_judge
         from gate.judging.checks.graded import pairwise_rubric
         from gate.judging.judge import judge_input
+        from gate.produce.answers import requests_for, samples_for
         from gate.produce.recordings import request_key
-        from gate.produce.run import requests_for, samples_for
         from gate.produce.services.suite import used_keys
 
         count = samples_for(case, self.loaded) or self.loaded.config.adaptive.max

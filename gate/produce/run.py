@@ -6,14 +6,9 @@ fails the run at once and names every case that lacks one.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import os
-import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import Any
 
 from gate import __version__, heap
@@ -22,10 +17,21 @@ from gate.deciding.noise.stats import wilson
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
 from gate.judging import checks
 from gate.judging.judge import Grader
-from gate.outputs import Output
 from gate.produce import systems
+from gate.produce.answers import (
+    MISSING_LISTED,
+    Answer,
+    Request,
+    answer_for,
+    call_live,
+    missing_message,
+    plan,
+    replay,
+    requests_for,
+    samples_for,
+)
 from gate.produce.progress import Progress
-from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
+from gate.produce.recordings import RecordingStore, system_fingerprint
 from gate.produce.services.suite import Services, import_targets, require_pins
 from gate.produce.services.suite import build as build_services
 from gate.results import (
@@ -43,44 +49,6 @@ from gate.suite import usercode
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.yamlfile import line_of, load_yaml_file
-
-MISSING_LISTED = 10
-
-
-# Identity, not value, is what tells two requests apart (a case holds dicts).
-@dataclass(frozen=True, slots=True, eq=False)
-class Request:
-    case: Case
-    sample: int
-    key: str
-
-
-@dataclass(slots=True)
-class Answer:
-    """An output, or the reason there is none (the case is then an error)."""
-
-    output: Output | None
-    error: str | None = None
-    #: in replay, when the recording was captured
-    captured_at: str | None = None
-
-
-def samples_for(case: Case, loaded: LoadedConfig) -> int | None:
-    """The case's fixed sample count, or None when it is sampled adaptively."""
-    configured = loaded.config.samples
-    return case.samples or (None if configured == "auto" else configured)
-
-
-def requests_for(case: Case, fingerprint: str, samples: range) -> list[Request]:
-    return [Request(case, s, request_key(fingerprint, case.input, s)) for s in samples]
-
-
-def plan(cases: Sequence[Case], loaded: LoadedConfig, fingerprint: str) -> list[Request]:
-    return [
-        request
-        for case in cases
-        for request in requests_for(case, fingerprint, range(samples_for(case, loaded) or 0))
-    ]
 
 
 def raise_missing_judgements(grader: Grader | None, store: RecordingStore) -> None:
@@ -150,110 +118,6 @@ def sample_adaptively(
         if done[case.id] and case.id not in unfinished
     ]
     return results, interrupted
-
-
-def replay(
-    cases: Sequence[Case],
-    requests: Sequence[Request],
-    store: RecordingStore,
-    judge: Callable[[Case, list[SampleResult]], CaseResult],
-    score: Callable[[Request, Answer], SampleResult],
-) -> list[CaseResult]:
-    """Judge each case as soon as its recordings are read; fail if any are missing.
-
-    Every missing recording is collected before failing, so one run names them all.
-    """
-    by_case: dict[str, list[Request]] = {}
-    for request in requests:
-        by_case.setdefault(request.case.id, []).append(request)
-    results: list[CaseResult] = []
-    missing: dict[str, list[int]] = {}
-    for case in cases:
-        group = by_case[case.id]
-        outputs = store.get_many_dated(case.id, [request.key for request in group])
-        absent = [r.sample for r, (output, _) in zip(group, outputs, strict=True) if output is None]
-        if absent:
-            missing[case.id] = absent
-        elif not missing:
-            samples = [
-                score(r, Answer(o, captured_at=at))
-                for r, (o, at) in zip(group, outputs, strict=True)
-            ]
-            results.append(judge(case, samples))
-    if missing:
-        raise MissingRecordingError(missing_message(missing, store))
-    return results
-
-
-def missing_message(
-    missing: dict[str, list[int]], store: RecordingStore, what: str = ""
-) -> list[str]:
-    ids = sorted(missing)
-    shown = ", ".join(ids[:MISSING_LISTED]) + (
-        f" and {len(ids) - MISSING_LISTED} more" if len(ids) > MISSING_LISTED else ""
-    )
-    samples = sum(len(v) for v in missing.values())
-    return [
-        f"no {what}recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: "
-        f"{shown}",
-        "the case is new, or its input, the prompt, model or params changed since recording: "
-        "run `casegate record --only-missing` with the provider's key set, and commit the "
-        "recordings",
-    ]
-
-
-def call_live(
-    requests: Sequence[Request],
-    work: Callable[[Request], SampleResult],
-    *,
-    concurrency: int,
-    progress: Any = None,
-) -> tuple[dict[Request, SampleResult], bool]:
-    """Run `work` for every request, up to `concurrency` at once.
-
-    Returns what finished and whether Ctrl-C stopped it. Calls already in flight
-    when Ctrl-C arrives are not waited for here; their worker threads still
-    finish (and, when recording, still store what they paid for) before exit.
-    """
-    done: dict[Request, SampleResult] = {}
-    pool = ThreadPoolExecutor(max_workers=concurrency)
-    interrupted = False
-    try:
-        futures = {pool.submit(work, request): request for request in requests}
-        for future in as_completed(futures):
-            result = done[futures[future]] = future.result()
-            if progress is not None:
-                progress.update(errors=int(result.status == "error"))
-    except KeyboardInterrupt:
-        interrupted = True
-        _abandon_on_second_interrupt()
-    finally:
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
-    return done, interrupted
-
-
-def _abandon_on_second_interrupt() -> None:
-    """A second Ctrl-C leaves at once: calls in flight are abandoned, quietly."""
-
-    def leave(signum: int, frame: Any) -> None:
-        sys.stderr.write("casegate: interrupted again: calls in flight abandoned\n")
-        sys.stderr.flush()
-        os._exit(130)
-
-    with contextlib.suppress(ValueError):  # not the main thread: the first handler stays
-        signal.signal(signal.SIGINT, leave)
-
-
-def ask(system: systems.System, request: Request) -> Answer:
-    """One call; every failure becomes that request's error, never the run's end."""
-    try:
-        return Answer(system.complete(request.case.id, request.case.input))
-    except SystemCallError as exc:
-        return Answer(None, redact(str(exc)) or type(exc).__name__)
-    except Exception as exc:  # a provider bug is that case's error, not the run's end
-        return Answer(None, redact(f"{type(exc).__name__}: {exc}"))
-    except SystemExit as exc:  # the user's code may not end the run, let alone with a code
-        return Answer(None, f"the system called sys.exit({exc.code!r})")
 
 
 def _declared_tools(loaded: LoadedConfig | None) -> dict[str, Any] | None:
@@ -497,34 +361,6 @@ def start_live(
     if services is not None:
         services.prepare()
     return system
-
-
-def answer_for(
-    system: systems.System,
-    request: Request,
-    store: RecordingStore,
-    *,
-    mode: Mode,
-    only_missing: bool,
-    resolved: dict[str, Any],
-    fingerprint: str,
-) -> Answer:
-    """One request's answer: the recorded one under `--only-missing`, else the system's,
-    stored the moment it arrives in record mode (an interrupted run keeps what it paid for)."""
-    recorded = store.get(request.case.id, request.key) if only_missing else None
-    if recorded is not None:
-        return Answer(recorded)
-    answer = ask(system, request)
-    if mode == "record" and answer.output is not None:
-        store.put(
-            request.case.id,
-            request.key,
-            answer.output,
-            system=resolved,
-            fingerprint=fingerprint,
-            sample=request.sample,
-        )
-    return answer
 
 
 def execute(

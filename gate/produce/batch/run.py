@@ -34,7 +34,7 @@ from gate.suite.config import DEFAULT_CONFIG, LoadedConfig
 
 
 class Planned(Protocol):
-    """A planned request (gate.produce.run.Request): one sample of one case, and its key."""
+    """A planned request (gate.produce.answers.Request): one sample of one case, and its key."""
 
     @property
     def case(self) -> Case: ...
