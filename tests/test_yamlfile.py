@@ -27,9 +27,9 @@ from gate.yamlfile import (
     LineDict,
     YamlSyntaxError,
     _Builder,
-    _LineLoader,
     load_yaml,
 )
+from gate.yamlloader import _LineLoader
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,8 @@ import yaml
 from gate.errors import located
 from gate.importers.promptfoo.common import PromptfooError
 from gate.importers.promptfoo.sensitive import Scrubber
-from gate.yamlfile import YamlSyntaxError, _LineLoader, line_of, printable
+from gate.yamlfile import YamlSyntaxError, line_of, printable
+from gate.yamlloader import _LineLoader
 
 
 class Yaml12Loader(_LineLoader):
