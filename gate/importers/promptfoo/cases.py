@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.importers.promptfoo.assertions import Context, Expect, map_assertion
+from gate.importers.promptfoo.assertions import Context, map_assertion
 from gate.importers.promptfoo.common import MAX_COMBINATIONS, NeedsPerson
+from gate.importers.promptfoo.expect import Expect
 from gate.importers.promptfoo.js import js_string, plain, shown_value
 from gate.importers.promptfoo.prompts import CODE_SUFFIXES
 from gate.importers.promptfoo.reading import (
