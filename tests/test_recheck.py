@@ -107,7 +107,7 @@ def test_tool_args_valid_without_declared_tools_is_refused_before_any_call(
 def _ruler_with(price: dict[str, float]) -> object:
     from types import SimpleNamespace
 
-    from gate.suite.config import Price
+    from gate.suite.sections import Price
 
     return SimpleNamespace(
         config=SimpleNamespace(pricing={"m": Price(**price)}, system=SimpleNamespace(model="m"))

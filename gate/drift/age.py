@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: the default of `recordings.max_age_days` (gate.suite.config.RecordingsConfig)
+#: the default of `recordings.max_age_days` (gate.suite.sections.RecordingsConfig)
 DEFAULT_MAX_AGE_DAYS = 90
 #: case ids named in a warning
 LISTED = 5

@@ -47,7 +47,8 @@ from gate.produce.run import aggregate, judge_sample, make_grader, preflight, st
 from gate.produce.services.suite import build as build_services
 from gate.results import CaseResult, HoldoutSummary, RunResults, SampleResult, read_results
 from gate.suite.cases import Case
-from gate.suite.config import HoldoutConfig, LoadedConfig, Mode
+from gate.suite.config import LoadedConfig, Mode
+from gate.suite.sections import HoldoutConfig
 
 #: providers whose calls run no code from the repository
 HOSTED = frozenset({"openai", "anthropic"})

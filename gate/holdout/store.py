@@ -23,7 +23,8 @@ from gate.holdout.keys import HoldoutError, HoldoutKey
 from gate.holdout.sealed import read_header, read_sealed, write_sealed
 from gate.produce.recordings import SCHEMA as RECORDING_SCHEMA
 from gate.produce.recordings import RecordingStore
-from gate.suite.config import HoldoutConfig, LoadedConfig
+from gate.suite.config import LoadedConfig
+from gate.suite.sections import HoldoutConfig
 
 SLICE_FILE = "slice.sealed"
 RECORDINGS_FILE = "recordings.sealed"

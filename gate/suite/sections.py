@@ -1,0 +1,141 @@
+"""The sections of `casegate.yml` that are plain settings: the system under test, the gate
+rule, `samples: auto`, recordings, drift, the held-out slice and prices. gate.suite.config
+puts them together, with the judge and service pins, into Config."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from gate.suite.defaults import MAX_SAMPLES
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SystemConfig(BaseModel):
+    """The system under test. Providers declare which extra keys they accept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    provider: str
+    target: str | None = None
+    command: list[str] | str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    prompt_file: str | None = None
+    message: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
+class GateConfig(_Strict):
+    block_on_critical_regression: bool = True
+    block_on_critical_failure: bool = False
+    block_on_pass_rate_drop: bool = True
+    tolerance: float = Field(default=0.0, ge=0, le=1)
+    block_on_errors: bool = True
+    max_cost_increase: float | None = Field(default=None, ge=0)
+    max_latency_p95_increase: float | None = Field(default=None, ge=0)
+    # With repeated samples (either run has a case with samples > 1): the chance that an
+    # unchanged system is blocked, shared among the rules that test (gate.deciding.noise.level).
+    alpha: float = Field(default=0.02, gt=0, lt=1)
+    #: set: the critical cases are tested at this level of their own, beside `alpha`
+    alpha_critical: float | None = Field(default=None, gt=0, lt=1)
+    non_inferiority_margin: float = Field(default=0.03, ge=0, le=1)
+    on_inconclusive: Literal["ship", "block"] = "ship"
+    confirm_samples: int = Field(default=20, ge=2, le=1000)
+    # A critical case that fails with no valid baseline verdict to compare against.
+    block_on_critical_without_baseline: bool = True
+    #: the pull-request label that accepts a loosening ruler change (read from the base)
+    accept_label: str = Field(
+        default="casegate:accept-ruler-change", min_length=1, max_length=50, pattern=r"^[^\r\n]+$"
+    )
+    # Absolute floors and budgets of the candidate run, whatever the baseline (None: off).
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_latency_p95_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_errors: int | None = Field(default=None, ge=0, strict=True)
+    # Pairwise judge cases: the share of judged pairs the baseline's output won (None: off).
+    max_pairwise_loss_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    # The held-out slice (gate.holdout): the largest allowed fall of its pass rate (None: off).
+    holdout_max_drop: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+
+
+class AdaptiveConfig(_Strict):
+    """`samples: auto`: start small, spend more samples only where the verdict is open."""
+
+    start: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    step: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    # 24, not 20: the spend keeps the level at any max, and only cases that look worse
+    # draw past 20 (bench/stats_simulation.py: power 0.95 -> 0.5 over 90% at 0.32 of n = 20).
+    max: int = Field(default=24, ge=2, le=MAX_SAMPLES)
+
+
+class RecordingsConfig(_Strict):
+    """`recordings:` a folder path, or a mapping `{path, max_age_days}`."""
+
+    path: str | None = None
+    #: reports flag recordings captured longer ago than this; None: never (gate.drift.age)
+    max_age_days: int | None = Field(default=90, ge=1, le=36500, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The plain path form stays a string in results, as every config wrote it before,
+        # so a baseline written then is not taken for one of another config.
+        if "max_age_days" not in self.model_fields_set:
+            return self.path
+        return handler(self)
+
+
+class DriftConfig(_Strict):
+    """`casegate drift`: the suite run live against its recordings."""
+
+    #: more cases than this whose verdict flipped make `casegate drift` exit 1
+    max_flips: int = Field(default=0, ge=0, le=1_000_000, strict=True)
+
+
+class HoldoutConfig(_Strict):
+    """`holdout:` a folder path, or a mapping `{path, key_env, max_reads}` (gate.holdout)."""
+
+    #: the folder holding slice.sealed and recordings.sealed, relative to the config
+    path: str = Field(min_length=1, max_length=500, pattern=r"^[^\r\n\x00]+$")
+    #: the environment variable (an Actions secret) that holds the slice's key
+    key_env: str = Field(default="CASEGATE_HOLDOUT_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+    #: reports warn once the slice was scored this often since its last rotation; None: never
+    max_reads: int | None = Field(default=20, ge=1, le=1_000_000, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        if self.model_fields_set <= {"path"}:
+            return self.path
+        return handler(self)
+
+
+def _without_unset(model: BaseModel, data: Any, keys: Sequence[str]) -> Any:
+    """`data` without the keys a config left unset: a key added to the format later keeps
+    every config written before it, and so its baselines' config hash, as it was."""
+    if isinstance(data, dict):
+        for key in keys:
+            if key not in model.model_fields_set or getattr(model, key) is None:
+                data.pop(key, None)
+    return data
+
+
+class Price(_Strict):
+    """Prices per million tokens; the tool ships none, since they go stale."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    #: what the provider's batch API charges (gate.produce.batch); None: the normal price,
+    #: with a warning
+    batch_input: float | None = Field(default=None, ge=0)
+    batch_output: float | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_unset(self, handler(self), ("batch_input", "batch_output"))
