@@ -28,14 +28,8 @@ from gate.judging.judge import (
     pairwise_input,
     parse_preference,
 )
-from gate.judging.pairwise import (
-    CasePairs,
-    Pair,
-    PairwiseAnalysis,
-    combine,
-    compare_pairs,
-    sign_test,
-)
+from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis, sign_test
+from gate.judging.pairwise import combine, compare_pairs
 from gate.outputs import Output
 from gate.produce.recordings import RecordingStore, request_key
 from gate.reporting import report

@@ -20,7 +20,7 @@ from gate.errors import ResultsError
 from gate.holdout.outcome import HoldoutComparison
 from gate.holdout.verdicts import compare_runs
 from gate.judging.judge import JudgePin
-from gate.judging.pairwise import PairwiseAnalysis
+from gate.judging.pairs import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.suite.config import GateConfig
 

@@ -17,17 +17,16 @@ judges the pairs, from verdicts read before the pull request's code ran.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from gate.errors import CasegateError, ConfigError, MissingRecordingError, SystemCallError
 from gate.judging.checks.graded import pairwise_rubric
 from gate.judging.judge import Grader, JudgePin, MissingJudgeRecording, Preference, pin_fingerprint
+from gate.judging.pairs import CasePairs, Outcome, Pair, PairwiseAnalysis
 from gate.outputs import Output
 from gate.produce.recordings import RecordingStore
 from gate.results import CaseResult, RunResults, read_results
@@ -38,162 +37,14 @@ from gate.suite.config import LoadedConfig, Mode
 if TYPE_CHECKING:
     from gate.deciding.ruler import Ruling
 
-Outcome = Literal["win", "loss", "tie", "error"]
 #: providers whose judge would run the repository's code: never in the gate's own process
 USER_CODE_PROVIDERS = frozenset({"python", "command"})
 MISSING_LISTED = 10
-#: the sign test sums exact integers up to this many non-ties, logarithms past it
-EXACT_SIGN_TEST_LIMIT = 5_000
 
 #: which side each answer names, by the order the pair was shown in
 _BASELINE_FIRST: dict[Preference, str] = {"A": "baseline", "B": "candidate", "TIE": "tie"}
 _CANDIDATE_FIRST: dict[Preference, str] = {"A": "candidate", "B": "baseline", "TIE": "tie"}
 _OUTCOME: dict[str, Outcome] = {"candidate": "win", "baseline": "loss", "tie": "tie"}
-
-
-# --- the record -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """One sample's comparison, from the candidate's side."""
-
-    sample: int
-    outcome: Outcome
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"sample": self.sample, "outcome": self.outcome, "reason": self.reason}
-
-
-@dataclass(frozen=True, slots=True)
-class CasePairs:
-    id: str
-    critical: bool
-    pairs: list[Pair]
-
-    def count(self, outcome: Outcome) -> int:
-        return sum(1 for pair in self.pairs if pair.outcome == outcome)
-
-    def telling(self) -> Pair:
-        """The pair that says most about the case: a loss, else an error, a win, a tie."""
-        for outcome in ("loss", "error", "win"):
-            found = next((p for p in self.pairs if p.outcome == outcome), None)
-            if found is not None:
-                return found
-        return self.pairs[0]
-
-
-@dataclass(slots=True)
-class PairwiseAnalysis:
-    """Every pairwise case of a comparison: judged pairs, and the cases left out with why."""
-
-    judge: str
-    cases: list[CasePairs] = field(default_factory=list)
-    #: case id → why it was not compared (a new case, a new version, no output)
-    not_compared: dict[str, str] = field(default_factory=dict)
-    #: cases on both sides with no output to compare on the candidate: an error is
-    #: never a win, so these weigh against the loss-rate rule
-    candidate_errors: list[str] = field(default_factory=list)
-
-    def total(self, outcome: Outcome) -> int:
-        return sum(case.count(outcome) for case in self.cases)
-
-    @property
-    def wins(self) -> int:
-        return self.total("win")
-
-    @property
-    def losses(self) -> int:
-        return self.total("loss")
-
-    @property
-    def ties(self) -> int:
-        return self.total("tie")
-
-    @property
-    def errors(self) -> int:
-        return self.total("error")
-
-    @property
-    def judged(self) -> int:
-        """Pairs with a verdict (wins, losses and ties; not errors)."""
-        return self.wins + self.losses + self.ties
-
-    @property
-    def loss_rate(self) -> float | None:
-        return self.losses / self.judged if self.judged else None
-
-    @property
-    def p_value(self) -> float | None:
-        """Exact two-sided sign test over the non-ties; None when every pair tied."""
-        if not self.wins + self.losses:
-            return None
-        return sign_test(self.wins, self.losses)
-
-    def summary(self) -> str:
-        """One line: the counts, the loss rate and the sign test."""
-        text = (
-            f"candidate wins {self.wins}, losses {self.losses}, ties {self.ties} over "
-            f"{self.judged} judged pair(s) in {len(self.cases)} case(s)"
-        )
-        if self.errors:
-            text += f", {self.errors} pair(s) in error"
-        if self.loss_rate is not None:
-            text += f"; loss rate {self.loss_rate:.1%}"
-        p_value = self.p_value
-        if p_value is None:
-            text += "; sign test: no pair was won or lost"
-        else:
-            text += (
-                f"; sign test over {self.wins + self.losses} non-ties, two-sided p = {p_value:.3g}"
-            )
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "judge": self.judge,
-            "wins": self.wins,
-            "losses": self.losses,
-            "ties": self.ties,
-            "errors": self.errors,
-            "judged": self.judged,
-            "loss_rate": self.loss_rate,
-            "sign_test_p_value": self.p_value,
-            "cases": {
-                case.id: {
-                    "critical": case.critical,
-                    "wins": case.count("win"),
-                    "losses": case.count("loss"),
-                    "ties": case.count("tie"),
-                    "errors": case.count("error"),
-                    "pairs": [pair.to_dict() for pair in case.pairs],
-                }
-                for case in self.cases
-            },
-            "not_compared": self.not_compared,
-        }
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided exact sign test: under "no preference" each non-tie is a fair coin.
-
-    p = P(|X - n/2| >= |wins - n/2|) for X ~ Binomial(n, 1/2), summed in integers.
-    """
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    low = min(wins, losses)
-    if n <= EXACT_SIGN_TEST_LIMIT:
-        tail = sum(math.comb(n, k) for k in range(low + 1))
-        return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
-    # Past the limit the integers get long: the same sum in logarithms (lgamma).
-    logs = [
-        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2)
-        for k in range(low + 1)
-    ]
-    top = max(logs)
-    return min(1.0, 2 * math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
 
 
 # --- judging --------------------------------------------------------------------------

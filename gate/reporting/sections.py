@@ -9,7 +9,7 @@ from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
 from gate.deciding.noise.runshift import FEWEST_CLUSTERS
 from gate.deciding.rulerside import RulerChange, RulerReview
 from gate.holdout.outcome import HoldoutComparison
-from gate.judging.pairwise import CasePairs, PairwiseAnalysis
+from gate.judging.pairs import CasePairs, PairwiseAnalysis
 from gate.reporting.markup import ROWS_PER_TABLE, cell, code, table, truncate
 from gate.results import CaseResult
 
