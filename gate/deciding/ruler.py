@@ -23,7 +23,8 @@ from gate.deciding.basetree import (
     repo_root_of,
     resolve_commit,
 )
-from gate.deciding.rulerdiff import _threshold, compare_rulers
+from gate.deciding.rulercases import _threshold
+from gate.deciding.rulerdiff import compare_rulers
 from gate.deciding.rulerside import RulerChange, RulerReview, Side, load_side
 from gate.errors import CasegateError, ConfigError
 from gate.results import EPSILON, RunResults, summarise
