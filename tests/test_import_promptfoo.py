@@ -42,7 +42,7 @@ Cli = Callable[..., int]
 
 
 def wired(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The parser with `import` added (once gate/cli.py adds it itself, as it is)."""
+    """The parser with `import` added (once gate/cli/ adds it itself, as it is)."""
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     if "import" not in commands.choices:
         add_parser(commands)
@@ -51,7 +51,7 @@ def wired(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`casegate …` in this process, with `import` wired the way gate/cli.py will wire it."""
+    """`casegate …` in this process, with `import` wired the way gate/cli/ will wire it."""
     original = gate.cli.build_parser
 
     def build() -> argparse.ArgumentParser:

@@ -44,7 +44,7 @@ Cli = Callable[..., int]
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """`casegate …` in this process, with `import` wired as gate/cli.py wires it."""
+    """`casegate …` in this process, with `import` wired as gate/cli/ wires it."""
     original = gate.cli.build_parser
 
     def build() -> argparse.ArgumentParser:

@@ -90,9 +90,10 @@ LAYERS = {
     "importers": 6,
     "scaffold": 6,
     "github": 7,
+    "cli": 7,
 }
-# Layer 7: they put the stages together (cli.py parses; runcommands and comparecommands act).
-ENTRY = {"gate.ci", "gate.cli", "gate.runcommands", "gate.comparecommands", "gate.__main__"}
+# Layer 7 with github/ and cli/: they put the stages together (ci.py is the check).
+ENTRY = {"gate.ci", "gate.__main__"}
 
 #: Imports that still climb, each a debt to pay by moving what both sides need downward.
 #: The list may only shrink: a new upward import fails with its path.

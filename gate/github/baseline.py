@@ -25,6 +25,7 @@ def run_baseline(
     loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str], sandbox: str = "require"
 ) -> int:
     from gate.ci import sandbox_plan
+    from gate.cli.running import refuse_errored_baseline, warn_failing_critical
     from gate.files import write_bytes
     from gate.history.commands import add_run, default_commit
     from gate.history.locate import working_export
@@ -32,7 +33,6 @@ def run_baseline(
     from gate.produce.supervise import run_supervised
     from gate.reporting.terminal import run_summary
     from gate.results import write_results
-    from gate.runcommands import refuse_errored_baseline, warn_failing_critical
 
     path = loaded.baseline_path
     if path is None:

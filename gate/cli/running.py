@@ -1,5 +1,5 @@
 """What the commands that run the suite do: run, record, baseline, check, merge; and the
-ones that read it: list, validate, plan, judge calibrate. gate/cli.py parses and dispatches."""
+ones that read it: list, validate, plan, judge calibrate. gate/cli/ parses and dispatches."""
 
 from __future__ import annotations
 

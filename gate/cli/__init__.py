@@ -9,15 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gate import __version__, importers
-from gate.comparecommands import _silence_stdout, cmd_compare, cmd_gate
-from gate.drift import command as drift
-from gate.errors import CasegateError, link_loop
-from gate.history import parser as history_parser
-from gate.holdout import parser as holdout_parser
-from gate.produce import housekeeping
-from gate.produce.batch import parser as batch_parser
-from gate.reporting import show
-from gate.runcommands import (
+from gate.cli.comparing import _silence_stdout, cmd_compare, cmd_gate
+from gate.cli.running import (
     cmd_baseline,
     cmd_check,
     cmd_judge_calibrate,
@@ -28,6 +21,13 @@ from gate.runcommands import (
     cmd_run,
     cmd_validate,
 )
+from gate.drift import command as drift
+from gate.errors import CasegateError, link_loop
+from gate.history import parser as history_parser
+from gate.holdout import parser as holdout_parser
+from gate.produce import housekeeping
+from gate.produce.batch import parser as batch_parser
+from gate.reporting import show
 from gate.secrets import redact
 from gate.suite import options, starter
 

@@ -1,5 +1,5 @@
 """`casegate compare` and `casegate gate`: two results files already on disk, compared case by
-case and judged by the gate rule. gate/cli.py parses and dispatches."""
+case and judged by the gate rule. gate/cli/ parses and dispatches."""
 
 from __future__ import annotations
 
