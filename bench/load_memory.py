@@ -99,7 +99,8 @@ def child_main(mode: str, files: list[Path]) -> None:
     import yaml
 
     from gate.suite.cases import load_cases
-    from gate.yamlfile import _LineLoader, load_yaml
+    from gate.yamlfile import load_yaml
+    from gate.yamlloader import _LineLoader
 
     tiny = files[0].parent / "tiny.yaml"
     tiny.write_text(TINY)

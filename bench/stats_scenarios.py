@@ -18,7 +18,7 @@ from gate.deciding.compare import compare
 from gate.deciding.noise.adaptive import baseline_samples, references, replayed_rounds
 from gate.deciding.noise.confirm import confirmed_cases, suite_confirmed
 from gate.deciding.rules import decide
-from gate.judging.pairwise import CasePairs, Pair, PairwiseAnalysis
+from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis
 from gate.results import CaseResult, RunResults, SampleResult, summarise
 from gate.suite.config import AdaptiveConfig, GateConfig
 

@@ -352,6 +352,3 @@ def _holdout_changes(base: Side, head: Side) -> list[RulerChange]:
         )
         for found in holdout_differences(base.loaded, head.loaded)
     ]
-
-
-# --- judging under the base's ruler --------------------------------------------------
