@@ -8,6 +8,7 @@ gate.deciding.noise.confirm for confirmation reruns.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from dataclasses import dataclass, field
@@ -181,25 +182,26 @@ def trial(scenario: Scenario, rng: random.Random) -> tuple[bool, int]:
     else:
         candidate = results(cand_draws, dict.fromkeys(IDS, FIXED), scenario, FIXED)
     calls = sum(case.samples for case in candidate.cases)
-    comparison = compare(baseline, candidate, rule)
+    pairs = None
     if scenario.pairwise is not None:
         _, chance, count = scenario.pairwise
-        comparison.pairwise = pairs_of(rng, chance, count)
+        pairs = pairs_of(rng, chance, count)
+    comparison = compare(baseline, candidate, rule, pairwise=pairs)
     if scenario.confirm and comparison.noise is not None:
-        _confirm(scenario, rng, comparison, rule, static)
+        comparison = _confirm(scenario, rng, comparison, rule, static)
     verdict = decide(comparison, rule)
     return verdict.decision != "ship", calls
 
 
 def _confirm(
     scenario: Scenario, rng: random.Random, comparison: Any, rule: GateConfig, static: list[float]
-) -> None:
+) -> Any:
     """Confirmation reruns as live `check` does them: fresh samples on both sides."""
     noise = comparison.noise
     flagged = comparison.critical(comparison.regressions)
     suite_flag = noise.suite_p <= noise.suite_alpha
     if not flagged and not suite_flag:
-        return
+        return comparison
     size = rule.confirm_samples
     fresh_base = draws(rng, SUITE, size, scenario.latent, static)
     fresh_cand = draws(rng, scenario.candidate, size, scenario.latent, static)
@@ -209,11 +211,13 @@ def _confirm(
     if flagged:
         kept = confirmed_cases([(base_run[i], cand_run[i]) for i in flagged], rule)
         cleared = [i for i in flagged if i not in kept]
-        comparison.regressions = [i for i in comparison.regressions if i not in cleared]
+        regressions = [i for i in comparison.regressions if i not in cleared]
+        comparison = dataclasses.replace(comparison, regressions=regressions)
     if suite_flag:
-        noise.suite_confirmed = suite_confirmed(
-            [(base_run[i], cand_run[i]) for i in IDS], rule, None
-        )
+        held = suite_confirmed([(base_run[i], cand_run[i]) for i in IDS], rule, None)
+        noise = dataclasses.replace(noise, suite_confirmed=held)
+        comparison = dataclasses.replace(comparison, noise=noise)
+    return comparison
 
 
 def _dropped(case_id: str, to: float) -> list[float]:

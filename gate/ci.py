@@ -192,20 +192,30 @@ def check(
     if held_out is not None:
         candidate.holdout = holdout.score(held_out, loaded, mode, baseline=baseline)
         write_results(candidate, out)  # the gate's own account, with the slice's aggregates
-    comparison = compare(baseline, candidate, rule)
-    if held_out is not None and held_out.key is not None:
-        comparison.holdout = compare_runs(baseline, candidate, held_out.key)
-    comparison.ruler = review
-    comparison.warnings = stale_baseline(baseline, loaded, ruling)
-    # Judged here, never by the supervised run: the pairs are part of the verdict.
-    comparison.pairwise = pairwise.for_check(
-        loaded, cases, ruling, baseline, candidate, mode, verdicts
+    comparison = compare(
+        baseline,
+        candidate,
+        rule,
+        ruler=review,
+        warnings=stale_baseline(baseline, loaded, ruling),
+        # Judged here, never by the supervised run: the pairs are part of the verdict.
+        pairwise=pairwise.for_check(loaded, cases, ruling, baseline, candidate, mode, verdicts),
+        holdout=(
+            compare_runs(baseline, candidate, held_out.key)
+            if held_out is not None and held_out.key is not None
+            else None
+        ),
     )
     # The base commit's history under a ruling: the pull request's copy is its own claim.
-    comparison.history = trusted_notes(comparison, candidate, loaded, ruling)
+    comparison = dataclasses.replace(
+        comparison, history=trusted_notes(comparison, candidate, loaded, ruling)
+    )
     notes = list(notes)
     if mode == "live" and ruling is None:
-        notes += confirm(comparison, loaded, cases, baseline, rule, show_progress=show_progress)
+        comparison, confirmed = confirm(
+            comparison, loaded, cases, baseline, rule, show_progress=show_progress
+        )
+        notes += confirmed
     elif mode == "live":
         # Confirmation reruns run the system in this process: never a pull request's code.
         notes.append(

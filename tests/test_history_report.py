@@ -3,6 +3,7 @@ Mermaid charts, and nothing a crafted name, id or commit can break out of."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -51,13 +52,14 @@ def test_a_regressed_case_says_when_it_last_failed_and_on_which_system(tmp_path:
         ],
     )
     comparison, candidate = _pair()
-    comparison.history = notes_for(
+    history = notes_for(
         comparison,
         candidate,
         path,
         "history/s.jsonl on the base commit 1234567",  # type: ignore[arg-type]
         candidate_label="this change",
     )
+    comparison = dataclasses.replace(comparison, history=history)
     markdown = markdown_report(comparison, decide(comparison, GateConfig()))
     section = markdown[markdown.index("#### History") :]
     assert markdown.index("#### Regressions") < markdown.index("#### History")
@@ -123,7 +125,9 @@ def test_the_history_is_dropped_before_the_regressions_when_the_comment_is_too_l
     full = markdown_report(comparison, verdict)
     notes = notes_for(comparison, candidate, path, "h", candidate_label="c")  # type: ignore[arg-type]
     assert notes is not None
-    comparison.history = HistoryNotes(**{**_fields(notes), "source": "x" * 3000})
+    comparison = dataclasses.replace(
+        comparison, history=HistoryNotes(**{**_fields(notes), "source": "x" * 3000})
+    )
     fitted = markdown_report(comparison, verdict, limit=len(full) + 500)
     assert "#### History" not in fitted
     assert "#### Regressions (1)" in fitted and "casegate: **block**" in fitted
@@ -205,9 +209,10 @@ def test_crafted_names_ids_and_commits_stay_in_their_cell_and_out_of_the_chart(
                 commit,
             )
         comparison, candidate = _pair(case_id)
-        comparison.history = notes_for(
+        history = notes_for(
             comparison, candidate, path, f"{commit} {system}", candidate_label=system
         )  # type: ignore[arg-type]
+        comparison = dataclasses.replace(comparison, history=history)
         markdown = markdown_report(comparison, decide(comparison, GateConfig()))
     assert "#### History" in markdown
     _charts_are_safe(markdown)
@@ -246,7 +251,8 @@ def test_a_report_with_history_passes_the_fork_comment_check(tmp_path: Path) -> 
         )
     for attack in ATTACKS:
         comparison, candidate = _pair(attack)
-        comparison.history = notes_for(comparison, candidate, path, attack, candidate_label=attack)  # type: ignore[arg-type]
+        history = notes_for(comparison, candidate, path, attack, candidate_label=attack)  # type: ignore[arg-type]
+        comparison = dataclasses.replace(comparison, history=history)
         markdown = markdown_report(
             comparison, decide(comparison, GateConfig()), marker=marker_for("s")
         )

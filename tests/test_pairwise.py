@@ -281,9 +281,7 @@ def analysis_of(**counts: int) -> PairwiseAnalysis:
 
 
 def comparison_with(analysis: PairwiseAnalysis | None) -> Any:
-    comparison = compare(run([result("a")]), run([result("a")]))
-    comparison.pairwise = analysis
-    return comparison
+    return compare(run([result("a")]), run([result("a")]), pairwise=analysis)
 
 
 def test_max_pairwise_loss_rate_blocks_only_significantly_above_the_limit() -> None:

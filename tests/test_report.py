@@ -228,8 +228,7 @@ def hostile_comparison(words: list[str]) -> tuple[Comparison, Verdict]:
         system=system_b,
         model=model,
     )
-    comparison = compare(baseline, candidate)
-    comparison.ruler = RulerReview(
+    review = RulerReview(
         base=base,
         changes=[
             RulerChange(subject, change, where, loosens=True),
@@ -239,6 +238,7 @@ def hostile_comparison(words: list[str]) -> tuple[Comparison, Verdict]:
         notes=[note],
         how_to_accept=how,
     )
+    comparison = compare(baseline, candidate, ruler=review)
     verdict = dataclasses.replace(
         decide(comparison, GateConfig()),
         notes=[note],
@@ -350,7 +350,7 @@ def ruled(review: RulerReview) -> tuple[Comparison, Verdict]:
         run([result("a", "pass", critical=True), result("b")]),
         run([result("a", "fail", critical=True), result("b")]),
     )
-    comparison.ruler = review
+    comparison = dataclasses.replace(comparison, ruler=review)
     return comparison, decide(comparison, GateConfig())
 
 
@@ -446,7 +446,7 @@ def test_the_ruler_section_is_never_dropped_only_shortened() -> None:
         run([result(f"c{i:03d}", "pass") for i in range(300)]),
         run([result(f"c{i:03d}", "fail", text=huge, reason=huge) for i in range(300)]),
     )
-    comparison.ruler = RulerReview(base="abc1234", changes=changes)
+    comparison = dataclasses.replace(comparison, ruler=RulerReview(base="abc1234", changes=changes))
     verdict = decide(comparison, GateConfig())
     for limit in (60_000, 20_000):
         body = markdown_report(comparison, verdict, limit=limit)

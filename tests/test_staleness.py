@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -167,7 +168,9 @@ def test_the_warnings_come_first_in_every_report_and_never_block() -> None:
     baseline = run([result("a"), result("b", "fail")])
     candidate = run([result("a", "fail"), result("b")])
     comparison = compare(baseline, candidate)
-    comparison.warnings = ["the baseline is 99 days old <b>@team</b>"]
+    comparison = dataclasses.replace(
+        comparison, warnings=["the baseline is 99 days old <b>@team</b>"]
+    )
     verdict = decide(comparison, load_rule())
     assert verdict.decision == "ship"  # the warning adds no reason to block
     markdown = report.markdown_report(comparison, verdict)

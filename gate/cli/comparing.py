@@ -4,6 +4,7 @@ case and judged by the gate rule. gate/cli/ parses and dispatches."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -49,11 +50,15 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     baseline = read_results(args.baseline)
     candidate = read_results(args.candidate)
     rule = _gate_rule(args, candidate)
-    comparison = compare(baseline, candidate, rule)
-    comparison.pairwise = _replayed_pairs(args, baseline, candidate)
-    comparison.warnings = _stale_baseline(args, baseline)
-    comparison.holdout = _held_out(args, baseline, candidate) or comparison.holdout
-    comparison.history = _history(args, comparison, candidate)
+    comparison = compare(
+        baseline,
+        candidate,
+        rule,
+        warnings=_stale_baseline(args, baseline),
+        pairwise=_replayed_pairs(args, baseline, candidate),
+        holdout=_held_out(args, baseline, candidate),
+    )
+    comparison = dataclasses.replace(comparison, history=_history(args, comparison, candidate))
     verdict = decide(comparison, rule)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
     return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)

@@ -8,6 +8,7 @@ A case in error on the candidate is listed under `errors` only.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -90,8 +91,14 @@ class HistoryNotes(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Comparison:
+    """The two runs side by side, built whole by `compare`.
+
+    The stages after it (confirmation reruns, the history's notes) never set a field: they
+    return a new comparison (`dataclasses.replace`), so each value says what one stage found.
+    """
+
     suite: str
     baseline: Side
     candidate: Side
@@ -212,12 +219,22 @@ def _usage(baseline: RunResults, candidate: RunResults) -> list[Delta]:
 
 
 def compare(
-    baseline: RunResults, candidate: RunResults, rule: GateConfig | None = None
+    baseline: RunResults,
+    candidate: RunResults,
+    rule: GateConfig | None = None,
+    *,
+    ruler: RulerReview | None = None,
+    warnings: Sequence[str] = (),
+    pairwise: PairwiseAnalysis | None = None,
+    holdout: HoldoutComparison | None = None,
 ) -> Comparison:
     """Pair cases by id and sort them into the comparison's lists.
 
     With one sample per case the lists are a pass/fail diff; with repeated
     samples they come from significance tests (gate.deciding.noise.analysis) under `rule`.
+    The stage inputs found before the comparison come in whole: the base's `ruler`
+    review, why the baseline may be stale (`warnings`), the judged `pairwise` record, and
+    the held-out slice compared case by case (`holdout`; without the key, its aggregates).
     """
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.interrupted:
@@ -243,70 +260,71 @@ def compare(
         )
     before, after = baseline.case_map(), candidate.case_map()
     shared_ids = sorted(set(before) & set(after))
-    comparison = Comparison(
+    added = sorted(set(after) - set(before))
+    lists: dict[str, list[str]] = {
+        name: [] for name in ("changed", "errors", "regressions", "fixes", "pass", "fail")
+    }
+    comparable = []
+    for case_id in shared_ids:
+        old, new = before[case_id], after[case_id]
+        if old.version != new.version:
+            lists["changed"].append(case_id)
+            continue
+        comparable.append(case_id)
+        if new.status == "error":
+            lists["errors"].append(case_id)
+        elif old.passed and not new.passed:
+            lists["regressions"].append(case_id)
+        elif not old.passed and new.passed:
+            lists["fixes"].append(case_id)
+        else:
+            lists["pass" if new.passed else "fail"].append(case_id)
+    errors = sorted(lists["errors"] + [i for i in added if after[i].status == "error"])
+    looks = analysis.design_of(candidate.config)
+    judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
+    pairs = [(before[i], after[i]) for i in judged]
+    noise = None
+    if analysis.noisy(pairs):
+        clustered = clusters_of([new for _, new in pairs], candidate.config)
+        noise = analysis.analyse(pairs, rule or GateConfig(), looks, clustered)
+        flagged = set(noise.regressions) | set(noise.fixes)
+        others = [i for i in comparable if after[i].status != "error" and i not in flagged]
+        lists["regressions"], lists["fixes"] = noise.regressions, noise.fixes
+        lists["pass"] = [i for i in others if after[i].passed]
+        lists["fail"] = [i for i in others if not after[i].passed]
+    return Comparison(
         suite=candidate.suite,
-        baseline=Side(
-            baseline.system,
-            baseline.summary.pass_rate,
-            baseline.summary.passed,
-            baseline.summary.cases,
-        ),
-        candidate=Side(
-            candidate.system,
-            candidate.summary.pass_rate,
-            candidate.summary.passed,
-            candidate.summary.cases,
-        ),
-        shared_baseline_rate=0.0,
-        shared_candidate_rate=0.0,
-        shared_cases=0,
-        added=sorted(set(after) - set(before)),
+        baseline=_side(baseline),
+        candidate=_side(candidate),
+        shared_baseline_rate=_weighted_rate([before[i] for i in comparable]),
+        shared_candidate_rate=_weighted_rate([after[i] for i in comparable]),
+        shared_cases=len(comparable),
+        regressions=lists["regressions"],
+        fixes=lists["fixes"],
+        unchanged_pass=lists["pass"],
+        unchanged_fail=lists["fail"],
+        errors=errors,
+        added=added,
         removed=sorted(set(before) - set(after)),
+        changed=lists["changed"],
         system_changes=_system_changes(baseline, candidate),
         ruler_changes=_ruler_changes(baseline, candidate, shared_ids),
         usage=_usage(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,
-        candidate_looks=analysis.design_of(candidate.config),
+        noise=noise,
+        ruler=ruler,
+        warnings=list(warnings),
+        pairwise=pairwise,
+        recording_warnings=recordingage.replay_warnings(candidate),
+        # Aggregates only, unless the caller holding the slice's key compared it case by case.
+        holdout=holdout if holdout is not None else compare_runs(baseline, candidate, None),
+        candidate_looks=looks,
     )
-    comparable = []
-    for case_id in shared_ids:
-        old, new = before[case_id], after[case_id]
-        if old.version != new.version:
-            comparison.changed.append(case_id)
-            continue
-        comparable.append(case_id)
-        if new.status == "error":
-            comparison.errors.append(case_id)
-        elif old.passed and not new.passed:
-            comparison.regressions.append(case_id)
-        elif not old.passed and new.passed:
-            comparison.fixes.append(case_id)
-        elif new.passed:
-            comparison.unchanged_pass.append(case_id)
-        else:
-            comparison.unchanged_fail.append(case_id)
-    comparison.errors += [i for i in comparison.added if after[i].status == "error"]
-    comparison.errors.sort()
-    judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
-    pairs = [(before[i], after[i]) for i in judged]
-    if analysis.noisy(pairs):
-        clustered = clusters_of([new for _, new in pairs], candidate.config)
-        noise = analysis.analyse(pairs, rule or GateConfig(), comparison.candidate_looks, clustered)
-        flagged = set(noise.regressions) | set(noise.fixes)
-        others = [i for i in comparable if after[i].status != "error" and i not in flagged]
-        comparison.noise = noise
-        comparison.regressions = noise.regressions
-        comparison.fixes = noise.fixes
-        comparison.unchanged_pass = [i for i in others if after[i].passed]
-        comparison.unchanged_fail = [i for i in others if not after[i].passed]
-    comparison.shared_cases = len(comparable)
-    comparison.shared_baseline_rate = _weighted_rate([before[i] for i in comparable])
-    comparison.shared_candidate_rate = _weighted_rate([after[i] for i in comparable])
-    comparison.recording_warnings = recordingage.replay_warnings(candidate)
-    # Aggregates only: the caller that holds the slice's key compares it case by case.
-    comparison.holdout = compare_runs(baseline, candidate, None)
-    return comparison
+
+
+def _side(run: RunResults) -> Side:
+    return Side(run.system, run.summary.pass_rate, run.summary.passed, run.summary.cases)
 
 
 def rate_dropped(baseline: float, candidate: float, tolerance: float) -> bool:

@@ -77,7 +77,7 @@ class Confirmation:
     baseline_rerun: bool  # False: one-sided, the baseline's original samples were used
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class NoiseAnalysis:
     tests: dict[str, CaseTest]
     regressions: list[str]

@@ -13,6 +13,7 @@ against the baseline samples that raised the flag), and the report says so.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from gate.deciding.compare import Comparison
@@ -72,12 +73,12 @@ def confirm(
     rule: GateConfig,
     *,
     show_progress: bool = False,
-) -> list[str]:
-    """Re-test the flagged regressions and a flagged suite-level drop in place; returns
-    notes for the report."""
+) -> tuple[Comparison, list[str]]:
+    """Re-test the flagged regressions and a flagged suite-level drop; returns the
+    comparison as the reruns leave it, and notes for the report."""
     analysis = comparison.noise
     if analysis is None:
-        return []
+        return comparison, []
     flagged = set(comparison.regressions)
     suite_flagged = (
         rule.block_on_pass_rate_drop
@@ -86,7 +87,7 @@ def confirm(
     )
     wanted = flagged | (set(analysis.tests) if suite_flagged else set())
     if not wanted:
-        return []
+        return comparison, []
     subset = [
         case.model_copy(update={"samples": rule.confirm_samples})
         for case in cases
@@ -112,19 +113,31 @@ def confirm(
             continue
         tests.append((case_test(old, new), case_id in fresh_baseline))
     confirmed = set(significant([test for test, _ in tests], rule, lower=True))
-    for test, baseline_rerun in tests:
-        analysis.confirmations[test.id] = Confirmation(test.id in confirmed, test, baseline_rerun)
+    confirmations = {
+        test.id: Confirmation(test.id in confirmed, test, baseline_rerun)
+        for test, baseline_rerun in tests
+    }
+    suite_result = analysis.suite_confirmed
     if suite_flagged:
-        notes.append(_confirm_suite(comparison, fresh, fresh_baseline, rule, loaded))
-    cleared = sorted(i for i, c in analysis.confirmations.items() if not c.confirmed)
-    comparison.regressions = [i for i in comparison.regressions if i not in cleared]
-    analysis.within_noise = sorted({*analysis.within_noise, *cleared})
-    for case_id in cleared:
-        after = comparison.candidate_cases[case_id]
-        (comparison.unchanged_pass if after.passed else comparison.unchanged_fail).append(case_id)
-    comparison.unchanged_pass.sort()
-    comparison.unchanged_fail.sort()
-    return notes
+        note, suite_result = _confirm_suite(comparison, fresh, fresh_baseline, rule, loaded)
+        notes.append(note)
+    cleared = sorted(i for i, c in confirmations.items() if not c.confirmed)
+    passing = [i for i in cleared if comparison.candidate_cases[i].passed]
+    failing = [i for i in cleared if not comparison.candidate_cases[i].passed]
+    analysis = dataclasses.replace(
+        analysis,
+        confirmations={**analysis.confirmations, **confirmations},
+        within_noise=sorted({*analysis.within_noise, *cleared}),
+        suite_confirmed=suite_result,
+    )
+    comparison = dataclasses.replace(
+        comparison,
+        noise=analysis,
+        regressions=[i for i in comparison.regressions if i not in cleared],
+        unchanged_pass=sorted([*comparison.unchanged_pass, *passing]),
+        unchanged_fail=sorted([*comparison.unchanged_fail, *failing]),
+    )
+    return comparison, notes
 
 
 def _confirm_suite(
@@ -133,19 +146,20 @@ def _confirm_suite(
     fresh_baseline: dict[str, CaseResult],
     rule: GateConfig,
     loaded: LoadedConfig,
-) -> str:
-    """The suite-level drop, tested again on fresh samples of every shared case."""
+) -> tuple[str, bool | None]:
+    """The suite-level drop, tested again on fresh samples of every shared case: a note,
+    and whether it held (None: it could not be re-tested)."""
     analysis = comparison.noise
     assert analysis is not None
     shared = [i for i in sorted(analysis.tests) if i in fresh]
     pairs = [(fresh_baseline.get(i) or comparison.baseline_cases[i], fresh[i]) for i in shared]
     clustered = clusters_of(fresh.values(), loaded.as_dict())
     if not pairs:
-        return "the suite-level drop could not be re-tested (every rerun errored); it stands"
-    analysis.suite_confirmed = suite_confirmed(pairs, rule, clustered)
+        return "the suite-level drop could not be re-tested (every rerun errored); it stands", None
+    held = suite_confirmed(pairs, rule, clustered)
     sides = "both sides" if fresh_baseline else "the candidate only (one-sided)"
-    verdict = "confirmed" if analysis.suite_confirmed else "NOT confirmed"
+    verdict = "confirmed" if held else "NOT confirmed"
     return (
         f"suite-level drop {verdict} on fresh samples of {len(pairs)} shared cases "
         f"({rule.confirm_samples} each, {sides})"
-    )
+    ), held
