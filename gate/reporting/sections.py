@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from gate.deciding.compare import Comparison
 from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
-from gate.deciding.noise.runshift import FEWEST_CLUSTERS
 from gate.deciding.rulerside import RulerChange, RulerReview
 from gate.holdout.outcome import HoldoutComparison
 from gate.judging.pairs import CasePairs, PairwiseAnalysis
@@ -150,15 +149,10 @@ def suite_line(analysis: NoiseAnalysis) -> str:
     if analysis.run_shift > 0:
         line += (
             f" Clusters moved between the two runs beyond sampling noise (τ² = "
-            f"{analysis.run_shift:.2g} on the log-odds scale); critical cases are tested "
-            "against that spread too."
-        )
-    if 0 < analysis.clusters < FEWEST_CLUSTERS:
-        line += (
-            f" With {analysis.clusters} cluster(s) (a case outside every cluster is one of its "
-            f"own), how far clusters shift between runs cannot be measured ({FEWEST_CLUSTERS} "
-            "are needed): a critical drop may be such a shift, which only a rerun on fresh "
-            "samples tells apart."
+            f"{analysis.run_shift:.2g} on the log-odds scale): a critical drop may be such a "
+            "shift rather than this change; only a rerun on fresh samples tells them apart "
+            "(a live `check` confirms flagged cases that way). The verdict does not allow for "
+            "it: this run is the one being judged."
         )
     return line
 

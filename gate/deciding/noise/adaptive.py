@@ -17,9 +17,7 @@ the chance of blocking an unchanged system (gate.deciding.noise.level):
   next look together, so the next test again reads equal prefixes.
 
 Non-critical cases never block on their own; they sample on only while a drop
-significant in their Holm family (for the report) is still within reach, or while a
-critical case in a cluster looks broken to the plain test (its test then reads
-their evidence of how far clusters shift between the runs). A case
+significant in their Holm family (for the report) is still within reach. A case
 the baseline lacks is sampled to `max`: there is nothing to stop early against.
 A baseline is estimated, not tested: `baseline_samples` is what each case gets.
 """
@@ -39,7 +37,7 @@ from gate.deciding.noise.analysis import (
     verdicts,
 )
 from gate.deciding.noise.clusters import clusters_of
-from gate.deciding.noise.stats import boschloo_lower, fisher_lower, wilson
+from gate.deciding.noise.stats import fisher_lower, wilson
 from gate.results import RunResults
 from gate.suite.config import AdaptiveConfig, GateConfig
 
@@ -122,14 +120,8 @@ def critical_open(
     alpha: float,
     family: int,
 ) -> bool:
-    """A critical case samples on: not settled as a drop, and a drop still within reach.
-
-    In a cluster, a drop is never settled early: its test allows for a shift the cluster
-    shares between runs and compares equal counts (gate.deciding.noise.analysis), which the
-    plain test against the whole baseline here does not; it samples on to its last look.
-    """
-    settled = sequential_p(reference.passes, reference.samples, outcomes, looks) <= alpha / family
-    if settled and reference.cluster is None:
+    """A critical case samples on: not settled as a drop, and a drop still within reach."""
+    if sequential_p(reference.passes, reference.samples, outcomes, looks) <= alpha / family:
         return False  # Holm rejects it whatever the other critical cases show
     pessimistic, _ = wilson(sum(outcomes), len(outcomes), PESSIMISTIC_Z)
     top = looks[-1]
@@ -169,7 +161,6 @@ def plan_round(
             more = more_samples(reference, sum(verdicts_so_far), samples, adaptive, alpha) > 0
         if more:
             wanted[case_id] = _to_next_look(samples, looks)
-    _with_clusters(wanted, outcomes, refs, shares.critical)
     if not blocked_already(outcomes, refs, looks, shares.critical, len(critical)):
         lockstep = suite_open(outcomes, refs, looks, shares.suite)
         if lockstep is not None:
@@ -180,42 +171,6 @@ def plan_round(
                     extra = lockstep - len(verdicts_so_far)
                     wanted[case_id] = max(wanted.get(case_id, 0), extra)
     return wanted
-
-
-def _with_clusters(
-    wanted: dict[str, int],
-    outcomes: Mapping[str, Sequence[bool]],
-    refs: Mapping[str, Reference],
-    alpha: float,
-) -> None:
-    """A clustered critical case that the plain test would block takes every case the
-    baseline holds to its count.
-
-    Such a case's p-value is the larger of the plain test's and that of a test allowing
-    for a shift its cluster shares between the two runs (gate.deciding.noise.runshift):
-    its mates' samples estimate that shift, and every other cluster's samples (a case
-    outside every cluster is a cluster of one) bound how large such shifts are. Cases
-    stopped at a few samples would leave that bound resting on almost nothing, and a
-    drifting run would pass for a steady one (the simulation blocked an unchanged system
-    3-5% of the time that way). While the plain test would not block, the allowance
-    cannot change the verdict, so nothing more is drawn for it: the trigger is the
-    plain test at the whole critical share, looser than any Holm step asks.
-    """
-    target = 0
-    for case_id, verdicts_so_far in outcomes.items():
-        reference = refs.get(case_id)
-        if reference is None or not reference.critical or not reference.cluster:
-            continue
-        if not verdicts_so_far:
-            continue
-        plain = boschloo_lower(
-            reference.passes, reference.samples, sum(verdicts_so_far), len(verdicts_so_far)
-        )
-        if plain <= alpha:
-            target = max(target, len(verdicts_so_far) + wanted.get(case_id, 0))
-    for case_id, verdicts_so_far in outcomes.items():
-        if refs.get(case_id) is not None and target > len(verdicts_so_far):
-            wanted[case_id] = max(wanted.get(case_id, 0), target - len(verdicts_so_far))
 
 
 def _to_next_look(samples: int, looks: list[int]) -> int:
@@ -232,7 +187,6 @@ def blocked_already(
     """A critical case has already dropped significantly: the gate will block anyway."""
     return alpha > 0 and any(
         refs[i].critical
-        and refs[i].cluster is None  # a clustered case is judged at its last look
         and verdicts_so_far
         and sequential_p(refs[i].passes, refs[i].samples, verdicts_so_far, looks) <= alpha / family
         for i, verdicts_so_far in outcomes.items()

@@ -8,9 +8,7 @@ samples counted as they are:
     D >= z(1 - a) * sqrt(pbar (1 - pbar) (1/nb + 1/n)) + z(P) * sqrt(p0 q0 / nb + p1 q1 / n)
 
 (the normal approximation to the exact tests the gate runs, Boschloo's for critical
-cases; rates shrunk to (passes + 1) / (samples + 2)). A suite with clusters also
-allows for shifts a cluster shares between runs (gate.deciding.noise.runshift), which the
-plan does not: with drifting clusters, plan for more. Suite level: the
+cases; rates shrunk to (passes + 1) / (samples + 2)). Suite level: the
 cases k that let the paired test see every case D lower, at the suite's share:
 k >= ((z(1 - a) + z(P)) * sd / D)^2, sd the spread of one case's difference at
 the configured samples, k counted in clusters when the suite has them. Expected
