@@ -327,13 +327,13 @@ SCENARIOS = [
     ),
     Scenario(
         "power: critical 0.95→0.5, fixed n=20, 1 critical, clusters declared",
-        "—",  # declaring clusters trades power for the level (README)
+        POWER,
         _dropped("c08", 0.5),
         clusters=True,
     ),
     Scenario(
         "power: critical 0.95→0.5, auto vs baseline refreshed with auto, clusters declared",
-        "—",
+        POWER,
         _dropped("c08", 0.5),
         base="estimated",
         cand="auto",
