@@ -4,10 +4,11 @@ Near-duplicate cases can move together between runs: the provider's day, a cache
 retrieval index can shift a whole family's rate between the baseline run and the
 candidate run. With declared clusters, each cluster's change on the log-odds scale
 (inverse-variance weighted over its cases, on equal first samples of both sides) has the
-sampling variance of its counts plus the run-to-run variance τ² of a cluster's shift; the
-Q-profile upper bound (Viechtbauer 2007) bounds τ².
+sampling variance of its counts plus the run-to-run variance τ² of a cluster's shift.
+Cochran's Q tests "no shift", and when it rejects, the Paule–Mandel estimator (the τ² at
+which the generalised Q falls to its degrees of freedom) says how far.
 
-The report states that bound, so a reader knows a critical drop may be such a shift and
+The report states that estimate, so a reader knows a critical drop may be such a shift and
 a rerun on fresh samples would tell. It never loosens a verdict: every number here comes
 from the run under judgement, which the pull request controls, and a spread estimated
 from it can be widened on purpose (an independent attack improved one family to ship
