@@ -10,7 +10,14 @@ import datetime as dt
 import math
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gate.errors import CasegateError
 from gate.results import RunResults
@@ -57,6 +64,10 @@ class HistoryRecord(BaseModel):
     mode: str | None = Field(default=None, max_length=50)
     verdict: Verdict
     pass_rate: float = Field(ge=0, le=1)
+    #: the counts behind pass_rate (absent on lines written before casegate kept them):
+    #: repeated runs of one configuration show how far a case moves between runs
+    passes: int | None = Field(default=None, ge=0, le=MAX_INTEGER)
+    samples: int | None = Field(default=None, ge=1, le=MAX_INTEGER)
     weight: float = Field(default=1.0, ge=0, le=MAX_AMOUNT)
     input_tokens: int | None = Field(default=None, ge=0, le=MAX_INTEGER)
     output_tokens: int | None = Field(default=None, ge=0, le=MAX_INTEGER)
@@ -84,6 +95,20 @@ class HistoryRecord(BaseModel):
         if _parses(dt.datetime.fromisoformat, value) and not _parses(dt.date.fromisoformat, value):
             return value
         raise ValueError("must be an ISO 8601 date and time, such as 2026-11-30T08:15:25+00:00")
+
+    @model_validator(mode="after")
+    def _counts(self) -> HistoryRecord:
+        if (self.passes is None) != (self.samples is None):
+            raise ValueError("passes and samples go together: give both or neither")
+        if self.passes is not None and self.samples is not None:
+            if self.passes > self.samples:
+                raise ValueError(f"passes ({self.passes}) exceed samples ({self.samples})")
+            if abs(self.passes / self.samples - self.pass_rate) > 1e-9:
+                raise ValueError(
+                    f"pass_rate {self.pass_rate} is not passes / samples "
+                    f"({self.passes}/{self.samples})"
+                )
+        return self
 
     @property
     def key(self) -> RunKey:
@@ -152,6 +177,8 @@ def _records(results: RunResults, commit: str, mode: str | None) -> list[History
             # Numbers as they are: the record's validators turn an integer into a float,
             # and refuse one no float (or SQLite) can hold.
             pass_rate=case.pass_rate,
+            passes=case.passes,
+            samples=case.samples,
             weight=case.weight,
             input_tokens=case.input_tokens,
             output_tokens=case.output_tokens,

@@ -21,8 +21,9 @@ from gate.history.export import Fingerprint
 from gate.history.records import HistoryError, HistoryRecord, RunKey
 
 #: bump when the tables change, or what a record may hold: an older cache is then rebuilt
-#: from the export, never migrated (2: records refuse values SQLite or a chart cannot hold)
-STORE_VERSION = "2"
+#: from the export, never migrated (2: records refuse values SQLite or a chart cannot hold;
+#: 3: passes and samples)
+STORE_VERSION = "3"
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,6 +39,8 @@ CREATE TABLE IF NOT EXISTS records (
     mode TEXT,
     verdict TEXT NOT NULL,
     pass_rate REAL NOT NULL,
+    passes INTEGER,
+    samples INTEGER,
     weight REAL NOT NULL,
     input_tokens INTEGER,
     output_tokens INTEGER,
@@ -60,6 +63,8 @@ _COLUMNS = (
     "mode",
     "verdict",
     "pass_rate",
+    "passes",
+    "samples",
     "weight",
     "input_tokens",
     "output_tokens",
@@ -82,6 +87,8 @@ def _row(record: HistoryRecord, position: int) -> tuple[Any, ...]:
         record.mode,
         record.verdict,
         record.pass_rate,
+        record.passes,
+        record.samples,
         record.weight,
         record.input_tokens,
         record.output_tokens,

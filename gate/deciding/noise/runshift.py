@@ -17,12 +17,19 @@ another family's collapse).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: (baseline passes, baseline samples, candidate passes, candidate samples)
 Counts = tuple[int, int, int, int]
+
+
+def log_odds(passes: int, samples: int) -> tuple[float, float]:
+    """Empirical log odds with half a pass and half a failure added, and its variance."""
+    yes, no = passes + 0.5, samples - passes + 0.5
+    return math.log(yes / no), 1 / yes + 1 / no
 
 
 def logit_change(counts: Counts) -> tuple[float, float]:
@@ -32,11 +39,6 @@ def logit_change(counts: Counts) -> tuple[float, float]:
     (Haldane and Anscombe), so 20/20 has a finite log-odds and a large variance.
     """
     base_passes, base_samples, cand_passes, cand_samples = counts
-
-    def log_odds(passes: int, samples: int) -> tuple[float, float]:
-        yes, no = passes + 0.5, samples - passes + 0.5
-        return math.log(yes / no), 1 / yes + 1 / no
-
     base, base_variance = log_odds(base_passes, base_samples)
     cand, cand_variance = log_odds(cand_passes, cand_samples)
     return cand - base, base_variance + cand_variance
@@ -58,17 +60,21 @@ def generalised_q(changes: Sequence[tuple[float, float]], spread: float) -> floa
 def q_profile(changes: Sequence[tuple[float, float]], target: float) -> float:
     """The τ² at which the generalised Q statistic falls to `target` (0 if it starts below).
 
-    Q falls as τ² grows, so bisection finds it. At target k - 1 this is the Paule–Mandel
-    estimator (the tests hold it to statsmodels').
+    At target k - 1 this is the Paule–Mandel estimator (the tests hold it to statsmodels').
     """
-    if generalised_q(changes, 0.0) <= target:
+    return _profile(lambda spread: generalised_q(changes, spread), target)
+
+
+def _profile(statistic: Callable[[float], float], target: float) -> float:
+    """The τ² at which `statistic` (falling as τ² grows) reaches `target`, by bisection."""
+    if statistic(0.0) <= target:
         return 0.0
     low, high = 0.0, 1.0
-    while generalised_q(changes, high) > target and high < 1e6:
+    while statistic(high) > target and high < 1e6:
         low, high = high, high * 2
     for _ in range(60):
         middle = (low + high) / 2
-        if generalised_q(changes, middle) > target:
+        if statistic(middle) > target:
             low = middle
         else:
             high = middle
@@ -128,3 +134,72 @@ class RunShift:
 def estimate(counts: Mapping[str, Counts], clusters: Mapping[str, str]) -> RunShift:
     """Every case's log-odds change: `counts` holds each case's equal first samples."""
     return RunShift({case_id: logit_change(c) for case_id, c in counts.items()}, dict(clusters))
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpread:
+    """How far a case's log odds moves between repeated runs of one configuration.
+
+    Estimated from trusted runs only: the base's history (gate.history.spread), never the
+    run under judgement. `variance` is τ² per run (0: no shift found); a critical case's
+    test then allows the candidate's run and the baseline's run a shift each.
+    """
+
+    variance: float
+    runs: int  # distinct runs of the configuration
+    cases: int  # cases whose counts varied, and so say something
+    q: float  # Cochran's Q over those cases' runs
+    freedom: int
+    source: str = ""
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {
+            "variance": self.variance,
+            "runs": self.runs,
+            "cases": self.cases,
+            "cochran_q": self.q,
+            "degrees_of_freedom": self.freedom,
+            "source": self.source,
+        }
+
+    @property
+    def between_two_runs(self) -> float:
+        """The variance of the log odds ratio between two runs: one shift each."""
+        return 2 * self.variance
+
+
+def spread_between_runs(
+    runs: Sequence[Mapping[str, tuple[int, int]]], source: str = ""
+) -> RunSpread:
+    """τ² from repeated runs of an unchanged configuration: each maps case → (passes, samples).
+
+    Every case seen in two runs or more gives its runs' log odds around their weighted
+    mean; the cases share one τ². Cochran's Q, summed over the cases, tests "no shift
+    between runs" against χ² with Σ(runs − 1) degrees of freedom at HETEROGENEITY_ALPHA;
+    when it rejects, τ² is the Paule–Mandel estimate (where the summed generalised Q falls
+    to its degrees of freedom). A case that passed (or failed) every sample of every run
+    is left out: at these counts its log odds is unbounded, and it shows no movement only
+    because it cannot.
+    """
+    seen: dict[str, list[tuple[int, int]]] = {}
+    for run in runs:
+        for case_id, counts in run.items():
+            seen.setdefault(case_id, []).append(counts)
+    groups = [
+        [log_odds(passes, samples) for passes, samples in counts]
+        for counts in seen.values()
+        if len(counts) > 1
+        and not all(passes == samples for passes, samples in counts)
+        and not all(passes == 0 for passes, _ in counts)
+    ]
+    freedom = sum(len(group) - 1 for group in groups)
+    q = sum(generalised_q(group, 0.0) for group in groups)
+    found = RunSpread(0.0, len(runs), len(groups), q, freedom, source)
+    if freedom == 0:
+        return found
+    from scipy.stats import chi2
+
+    if q <= float(chi2.ppf(1 - HETEROGENEITY_ALPHA, freedom)):
+        return found
+    variance = _profile(lambda spread: sum(generalised_q(g, spread) for g in groups), freedom)
+    return dataclasses.replace(found, variance=variance)
