@@ -18,6 +18,7 @@ from typing import Any, Literal
 from gate.deciding.compare import compare
 from gate.deciding.noise.adaptive import baseline_samples, references, replayed_rounds
 from gate.deciding.noise.confirm import confirmed_cases, suite_confirmed
+from gate.deciding.noise.runshift import spread_between_runs
 from gate.deciding.rules import decide
 from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis
 from gate.results import CaseResult, RunResults, SampleResult, summarise
@@ -57,6 +58,9 @@ class Scenario:
     floor: float | None = None
     rule: dict[str, Any] = field(default_factory=dict)
     cases: int = CASES
+    #: runs of the base system in its trusted history, the baseline among them (0: none);
+    #: casegate estimates the shift between runs from them
+    history: int = 0
 
     @property
     def ships(self) -> bool:
@@ -174,6 +178,13 @@ def trial(scenario: Scenario, rng: random.Random) -> tuple[bool, int]:
     base_count = baseline_samples(scenario.adaptive) if scenario.base == "estimated" else FIXED
     base_draws = draws(rng, SUITE, base_count, scenario.latent, static)
     baseline = results(base_draws, dict.fromkeys(IDS, base_count), scenario, FIXED)
+    spread = None
+    if scenario.history > 1:
+        runs = [base_draws] + [
+            draws(rng, SUITE, base_count, scenario.latent, static)
+            for _ in range(scenario.history - 1)
+        ]
+        spread = spread_between_runs([{i: (sum(run[i]), base_count) for i in IDS} for run in runs])
     top = max(FIXED, scenario.adaptive.max)
     cand_draws = draws(rng, scenario.candidate, top, scenario.latent, static)
     if scenario.cand == "auto":
@@ -186,7 +197,7 @@ def trial(scenario: Scenario, rng: random.Random) -> tuple[bool, int]:
     if scenario.pairwise is not None:
         _, chance, count = scenario.pairwise
         pairs = pairs_of(rng, chance, count)
-    comparison = compare(baseline, candidate, rule, pairwise=pairs)
+    comparison = compare(baseline, candidate, rule, pairwise=pairs, run_spread=spread)
     if scenario.confirm and comparison.noise is not None:
         comparison = _confirm(scenario, rng, comparison, rule, static)
     verdict = decide(comparison, rule)
@@ -262,6 +273,27 @@ SCENARIOS = [
         for kind, sigma in (("static", 1.0), ("static", 2.0), ("sample", 1.0), ("run", 1.0))
         for mode in ("fixed", "auto")
     ],
+    *[
+        Scenario(
+            f"A/A {mode}, families of 5, run latent σ=1, clusters declared, "
+            f"{runs} base runs in history",
+            AA,
+            critical=frozenset(CRITICAL[5]),
+            cand=mode,  # type: ignore[arg-type]
+            latent=("run", 1.0),
+            clusters=True,
+            history=runs,
+        )
+        for runs in (2, 3)
+        for mode in ("fixed", "auto")
+    ],
+    Scenario(
+        "A/A auto, 5 critical (2 flaky), 3 base runs in history",
+        AA,
+        critical=frozenset(CRITICAL[5]),
+        cand="auto",
+        history=3,
+    ),
     Scenario(
         "A/A pairwise limit 0.2, equal systems at the limit (200 pairs), 5 critical",
         AA,
@@ -356,6 +388,25 @@ SCENARIOS = [
         cand="auto",
         latent=("run", 1.0),
         clusters=True,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5, auto vs refreshed, families (run σ=1), clusters declared, "
+        "3 base runs in history",
+        "—",
+        _dropped("c08", 0.5),
+        base="estimated",
+        cand="auto",
+        latent=("run", 1.0),
+        clusters=True,
+        history=3,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5, auto vs refreshed, 3 base runs in history",
+        POWER,
+        _dropped("c08", 0.5),
+        base="estimated",
+        cand="auto",
+        history=3,
     ),
     Scenario("power: critical 0.95→0.8, fixed n=20", "—", _dropped("c08", 0.8)),
     Scenario(

@@ -22,6 +22,7 @@ from gate.deciding.treediff import footprint_changes
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
 from gate.history.report import trusted_notes
+from gate.history.spread import trusted_spread
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
 from gate.judging import pairwise
@@ -205,6 +206,8 @@ def check(
             if held_out is not None and held_out.key is not None
             else None
         ),
+        # From repeated trusted runs (the base's history), never from the candidate's.
+        run_spread=trusted_spread(loaded, ruling, baseline, candidate),
     )
     # The base commit's history under a ruling: the pull request's copy is its own claim.
     comparison = dataclasses.replace(

@@ -57,6 +57,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         warnings=_stale_baseline(args, baseline),
         pairwise=_replayed_pairs(args, baseline, candidate),
         holdout=_held_out(args, baseline, candidate),
+        run_spread=_run_spread(args, baseline, candidate),
     )
     comparison = dataclasses.replace(comparison, history=_history(args, comparison, candidate))
     verdict = decide(comparison, rule)
@@ -79,6 +80,20 @@ def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
         return None
     export, source = trusted_export(loaded, None)
     return notes_for(comparison, candidate, export, source, candidate_label="candidate")
+
+
+def _run_spread(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
+    """How far cases move between the runs of the baseline's configuration in the
+    config's history (gate.history.spread); None without a config of this suite."""
+    from gate.history.spread import trusted_spread
+    from gate.suite.config import load_config
+
+    if not (getattr(args, "config_given", False) or args.config.is_file()):
+        return None
+    loaded = load_config(args.config)
+    if loaded.config.suite != baseline.suite:
+        return None
+    return trusted_spread(loaded, None, baseline, candidate)
 
 
 def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:

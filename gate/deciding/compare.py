@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from gate.deciding.noise import analysis
 from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.noise.clusters import clusters_of
+from gate.deciding.noise.runshift import RunSpread
 from gate.deciding.rulerside import RulerReview
 from gate.drift import age as recordingage
 from gate.errors import ResultsError
@@ -227,6 +228,7 @@ def compare(
     warnings: Sequence[str] = (),
     pairwise: PairwiseAnalysis | None = None,
     holdout: HoldoutComparison | None = None,
+    run_spread: RunSpread | None = None,
 ) -> Comparison:
     """Pair cases by id and sort them into the comparison's lists.
 
@@ -234,7 +236,9 @@ def compare(
     samples they come from significance tests (gate.deciding.noise.analysis) under `rule`.
     The stage inputs found before the comparison come in whole: the base's `ruler`
     review, why the baseline may be stale (`warnings`), the judged `pairwise` record, and
-    the held-out slice compared case by case (`holdout`; without the key, its aggregates).
+    the held-out slice compared case by case (`holdout`; without the key, its aggregates),
+    and how far cases move between repeated trusted runs (`run_spread`, from the base's
+    history: gate.history.spread).
     """
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.interrupted:
@@ -286,7 +290,7 @@ def compare(
     noise = None
     if analysis.noisy(pairs):
         clustered = clusters_of([new for _, new in pairs], candidate.config)
-        noise = analysis.analyse(pairs, rule or GateConfig(), looks, clustered)
+        noise = analysis.analyse(pairs, rule or GateConfig(), looks, clustered, run_spread)
         flagged = set(noise.regressions) | set(noise.fixes)
         others = [i for i in comparable if after[i].status != "error" and i not in flagged]
         lists["regressions"], lists["fixes"] = noise.regressions, noise.fixes

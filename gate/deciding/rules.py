@@ -299,7 +299,18 @@ def _significant_drop(
 
 
 def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
-    """Nothing blocks, but a drop beyond the margin cannot be ruled out either."""
+    """Nothing blocks, but a drop beyond the margin cannot be ruled out either, or a
+    critical case dropped as far as a shift between runs could take it."""
+    explained = analysis.shift_explained
+    if explained and analysis.run_spread is not None:
+        spread = analysis.run_spread
+        counts = "; ".join(f"{i} {analysis.tests[i].counts()}" for i in explained[:20])
+        return (
+            f"inconclusive: critical case(s) dropped, but no further than a shift between "
+            f"runs could take them ({counts}): {spread.runs} runs of this configuration in "
+            f"the history move a case by τ² = {spread.variance:.2g} on the log-odds scale. "
+            "Only another run tells (each run draws its own shift): run the candidate live again"
+        )
     margin = rule.non_inferiority_margin
     if analysis.change.low >= -margin - EPSILON:
         return None

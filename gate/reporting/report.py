@@ -466,6 +466,8 @@ def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, An
         "clusters": analysis.clusters,
         "design_effect": analysis.design_effect,
         "run_shift_variance": analysis.run_shift,
+        "run_spread": None if analysis.run_spread is None else analysis.run_spread.to_dict(),
+        "shift_explained": analysis.shift_explained,
         "suite_confirmed": analysis.suite_confirmed,
         "mean_change": change.mean,
         "mean_change_ci": [change.low, change.high],

@@ -146,13 +146,23 @@ def suite_line(analysis: NoiseAnalysis) -> str:
             f" The {analysis.clusters} clusters move together: design effect "
             f"{analysis.design_effect:.1f} (the test flips whole clusters)."
         )
-    if analysis.run_shift > 0:
+    spread = analysis.run_spread
+    if spread is not None and spread.variance > 0:
+        line += (
+            f" Cases move between repeated runs of the baseline's configuration beyond "
+            f"sampling noise (τ² = {spread.variance:.2g} per run on the log-odds scale, "
+            f"{spread.source}): every case's test allows each of the two runs such a shift."
+        )
+    elif spread is not None:
+        line += f" No shift between runs beyond sampling noise in {spread.source}."
+    if analysis.run_shift > 0 and (spread is None or spread.variance == 0):
         line += (
             f" Clusters moved between the two runs beyond sampling noise (τ² = "
             f"{analysis.run_shift:.2g} on the log-odds scale): a critical drop may be such a "
-            "shift rather than this change; only a rerun on fresh samples tells them apart "
-            "(a live `check` confirms flagged cases that way). The verdict does not allow for "
-            "it: this run is the one being judged."
+            "shift rather than this change; only another run tells them apart (a live `check` "
+            "confirms flagged cases that way, and repeated baseline runs in the history let "
+            "the gate allow for it). The verdict does not allow for it: this run is the one "
+            "being judged."
         )
     return line
 

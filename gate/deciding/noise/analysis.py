@@ -27,16 +27,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 from gate.deciding.noise import level
-from gate.deciding.noise.runshift import estimate
+from gate.deciding.noise.runshift import RunSpread, estimate
 from gate.deciding.noise.stats import (
     MeanChange,
     boschloo_lower,
     fisher_lower,
     holm,
     mean_change,
+    shifted_fisher_lower,
     sign_flip_lower,
     wilson,
 )
@@ -59,6 +61,9 @@ class CaseTest:
     p_higher: float  # the candidate's rate is higher
     base_interval: tuple[float, float]
     cand_interval: tuple[float, float]
+    #: the drop's p-value without the allowance for a shift between runs (None: no
+    #: allowance was made), so the report can say which drops a shift could explain
+    p_unshifted: float | None = None
 
     @property
     def change(self) -> float:
@@ -96,8 +101,14 @@ class NoiseAnalysis:
     #: τ², how far clusters moved between the runs beyond sampling noise, on the log-odds
     #: scale (gate.deciding.noise.runshift; 0: none). Reported, never used to decide.
     run_shift: float = 0.0
+    #: how far a case moves between repeated trusted runs (the base's history); when its
+    #: τ² is over 0, every case's test allows each run a shift of that size
+    run_spread: RunSpread | None = None
     #: a suite-level drop re-tested on fresh samples (None: not re-tested)
     suite_confirmed: bool | None = None
+    #: critical cases whose drop would block without the allowance for shifts between
+    #: runs: the gate cannot tell them from such a shift, and says so (inconclusive)
+    shift_explained: list[str] = field(default_factory=list)
 
     def change_text(self) -> str:
         """`mean change -3.7 points per case (95% CI -8.4 to +1.0)`"""
@@ -169,20 +180,27 @@ def sequential_p(
     return min(1.0, best)
 
 
-def case_test(old: CaseResult, new: CaseResult, looks: list[int] | None = None) -> CaseTest:
+def case_test(
+    old: CaseResult, new: CaseResult, looks: list[int] | None = None, spread: float = 0.0
+) -> CaseTest:
     """The case's two one-sided tests. A critical case that dropped is tested by
     Boschloo's exact test (it can block); every other p-value is Fisher's (report only).
+    `spread` is the variance of a log odds ratio between two runs of an unchanged system,
+    from trusted repeated runs (gate.deciding.noise.runshift.RunSpread); over 0, every
+    test is Fisher's averaged over such a shift.
 
     Nothing the candidate's run shows elsewhere loosens a critical case's test. An
     allowance for shifts a cluster shares between runs, estimated from the other
     clusters' changes, once let a pull request that broke a critical family ship by
     moving (even improving) another family, which widened the estimated spread (an
     independent attack shipped a 0.95 → 0.3 drop 96% of the time). A shift between runs
-    is told from a regression by a rerun on fresh samples (gate.deciding.noise.confirm),
-    never by the run under judgement.
+    is told from a regression by repeated runs on the base (the history) or a rerun on
+    fresh samples (gate.deciding.noise.confirm), never by the run under judgement.
     """
     test: Test = fisher_lower
-    if new.critical and new.passes * old.samples < old.passes * new.samples:
+    if spread > 0:
+        test = partial(_shifted, spread=spread)
+    elif new.critical and new.passes * old.samples < old.passes * new.samples:
         test = boschloo_lower
     outcomes = verdicts(new)
     if outcomes is None:
@@ -197,28 +215,41 @@ def case_test(old: CaseResult, new: CaseResult, looks: list[int] | None = None) 
         cand_passes=new.passes,
         cand_samples=new.samples,
         p_lower=p_lower,
-        p_higher=fisher_lower(new.passes, new.samples, old.passes, old.samples),
+        p_higher=test(new.passes, new.samples, old.passes, old.samples),
         base_interval=wilson(old.passes, old.samples),
         cand_interval=wilson(new.passes, new.samples),
+        p_unshifted=case_test(old, new, looks).p_lower if spread > 0 and new.critical else None,
     )
+
+
+def _shifted(
+    base_passes: int, base_samples: int, cand_passes: int, cand_samples: int, spread: float
+) -> float:
+    return shifted_fisher_lower(base_passes, base_samples, cand_passes, cand_samples, spread)
 
 
 def critical_alpha(tests: Sequence[CaseTest], rule: GateConfig) -> float:
     return level.shares(rule, has_critical=any(t.critical for t in tests)).critical
 
 
-def significant(tests: Sequence[CaseTest], rule: GateConfig, *, lower: bool) -> list[str]:
+def significant(
+    tests: Sequence[CaseTest], rule: GateConfig, *, lower: bool, unshifted: bool = False
+) -> list[str]:
     """Cases whose change (drop or rise) beyond the tolerance is significant.
 
     Two Holm families, each of every case tested in it, moved or not: the critical
-    cases at their share of the gate's level, the others at `alpha`.
+    cases at their share of the gate's level, the others at `alpha`. `unshifted`: the
+    drops as they would be tested without an allowance for shifts between runs.
     """
     sign = -1 if lower else 1
     moved_ids = {t.id for t in tests if sign * t.change > rule.tolerance + EPSILON}
     found = []
     for critical, alpha in ((True, critical_alpha(tests, rule)), (False, rule.alpha)):
         family = [t for t in tests if t.critical is critical]
-        rejected = holm([t.p_lower if lower else t.p_higher for t in family], alpha)
+        p_values = [t.p_lower if lower else t.p_higher for t in family]
+        if unshifted:
+            p_values = [t.p_unshifted if t.p_unshifted is not None else t.p_lower for t in family]
+        rejected = holm(p_values, alpha)
         found += [t.id for t, r in zip(family, rejected, strict=True) if r and t.id in moved_ids]
     return sorted(found)
 
@@ -304,16 +335,24 @@ def analyse(
     rule: GateConfig,
     looks: list[int] | None = None,
     clusters: Mapping[str, str] | None = None,
+    run_spread: RunSpread | None = None,
 ) -> NoiseAnalysis:
     """`pairs` are (baseline, candidate) results of the cases both runs judged; `looks` the
-    candidate's `samples: auto` schedule (None: fixed samples); `clusters` case id → cluster."""
+    candidate's `samples: auto` schedule (None: fixed samples); `clusters` case id → cluster;
+    `run_spread` the shift between runs found in trusted repeated runs (None: none known)."""
     shift = None
     if clusters:
         shift = estimate({new.id: prefix_counts(old, new) for old, new in pairs}, clusters)
-    tests = [case_test(old, new, looks) for old, new in pairs]
+    spread = run_spread.between_two_runs if run_spread is not None else 0.0
+    tests = [case_test(old, new, looks, spread) for old, new in pairs]
+    tests_by = {t.id: t for t in tests}
     shares = level.shares(rule, has_critical=any(t.critical for t in tests))
     suite = suite_test(pairs, shares.suite, looks, clusters)
     regressions = significant(tests, rule, lower=True)
+    explained = []
+    if spread > 0:
+        would_block = significant(tests, rule, lower=True, unshifted=True)
+        explained = [i for i in would_block if i not in regressions and tests_by[i].critical]
     fixes = significant(tests, rule, lower=False)
     within = [t.id for t in tests if t.change < -EPSILON and t.id not in regressions]
     differences = [
@@ -322,7 +361,7 @@ def analyse(
     ]
     samples = sorted(t.cand_samples for t in tests)
     return NoiseAnalysis(
-        tests={t.id: t for t in tests},
+        tests=tests_by,
         regressions=regressions,
         fixes=fixes,
         within_noise=sorted(within),
@@ -334,6 +373,8 @@ def analyse(
         design_effect=suite.design_effect,
         clusters=suite.clusters if clusters else 0,
         run_shift=shift.variance if shift else 0.0,
+        run_spread=run_spread,
+        shift_explained=explained,
     )
 
 

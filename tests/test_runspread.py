@@ -1,0 +1,299 @@
+"""The shift between runs, estimated from trusted repeated runs and allowed for by every
+case's test: gate.deciding.noise.runshift.RunSpread, gate.history.spread and the test that
+averages Fisher's over a shift (gate.deciding.noise.stats.shifted_fisher_lower)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+from scipy import stats as scipy_stats
+from statsmodels.stats.meta_analysis import combine_effects
+
+from gate.deciding.noise.analysis import analyse
+from gate.deciding.noise.runshift import (
+    HETEROGENEITY_ALPHA,
+    RunSpread,
+    log_odds,
+    spread_between_runs,
+)
+from gate.deciding.noise.stats import shifted_fisher_lower
+from gate.deciding.rules import decide
+from gate.history.records import HistoryRecord
+from gate.history.spread import runs_of
+from gate.results import CaseResult, RunResults, summarise
+from gate.suite.config import GateConfig
+from tests.factories import run, sampled
+
+tables = st.integers(1, 40).flatmap(
+    lambda n: st.tuples(st.integers(0, n), st.just(n), st.integers(1, 40)).flatmap(
+        lambda t: st.tuples(st.just(t[0]), st.just(t[1]), st.integers(0, t[2]), st.just(t[2]))
+    )
+)
+
+
+# --- the test: Fisher's, averaged over a shift of the log odds ratio ------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables)
+def test_without_a_spread_it_is_fishers_exact_test(table: tuple[int, int, int, int]) -> None:
+    base_passes, base_samples, cand_passes, cand_samples = table
+    contingency = [
+        [cand_passes, cand_samples - cand_passes],
+        [base_passes, base_samples - base_passes],
+    ]
+    reference = scipy_stats.fisher_exact(contingency, alternative="less").pvalue
+    assert shifted_fisher_lower(*table, 0.0) == pytest.approx(reference, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(tables, st.floats(0.05, 6))
+def test_it_is_the_noncentral_tail_integrated_over_a_normal_shift(
+    table: tuple[int, int, int, int], spread: float
+) -> None:
+    """Cross-checked by scipy's adaptive quadrature over δ ~ N(0, spread)."""
+    base_passes, base_samples, cand_passes, cand_samples = table
+    total, passes = base_samples + cand_samples, base_passes + cand_passes
+    if passes in (0, total):
+        assert shifted_fisher_lower(*table, spread) == 1.0
+        return
+    sd = math.sqrt(spread)
+
+    def tail(delta: float) -> float:
+        cdf = scipy_stats.nchypergeom_fisher.cdf(
+            cand_passes, total, passes, cand_samples, math.exp(delta)
+        )
+        return float(cdf) * float(scipy_stats.norm.pdf(delta, scale=sd))
+
+    reference, _ = integrate.quad(tail, -10 * sd, 10 * sd, limit=200)
+    assert shifted_fisher_lower(*table, spread) == pytest.approx(reference, abs=2e-6, rel=1e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(15, 20), st.integers(0, 14), st.floats(0.01, 4), st.floats(0.01, 4))
+def test_a_wider_spread_never_makes_a_drop_more_significant(
+    base_passes: int, cand_passes: int, narrow: float, wider: float
+) -> None:
+    narrow, wider = sorted((narrow, wider))
+    p_narrow = shifted_fisher_lower(base_passes, 20, cand_passes, 20, narrow)
+    p_wider = shifted_fisher_lower(base_passes, 20, cand_passes, 20, wider)
+    assert p_wider >= p_narrow - 1e-12
+    assert p_narrow >= shifted_fisher_lower(base_passes, 20, cand_passes, 20, 0.0) - 1e-12
+
+
+# --- the estimate: τ² from repeated runs ----------------------------------------------
+
+
+def _runs(rng: random.Random, rates: list[float], runs: int, samples: int, sd: float) -> list:  # type: ignore[type-arg]
+    found = []
+    for _ in range(runs):
+        run = {}
+        for index, rate in enumerate(rates):
+            shifted = 1 / (1 + math.exp(-(math.log(rate / (1 - rate)) + rng.gauss(0, sd))))
+            run[f"c{index}"] = (sum(rng.random() < shifted for _ in range(samples)), samples)
+        found.append(run)
+    return found
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # statsmodels' I² at τ² 0
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 19), st.just(20)), min_size=3, max_size=8))
+def test_one_case_over_its_runs_is_statsmodels_q_and_paule_mandel(counts: list) -> None:  # type: ignore[type-arg]
+    runs = [{"c": pair} for pair in counts]
+    found = spread_between_runs(runs)
+    effects = np.array([log_odds(*pair)[0] for pair in counts])
+    variances = np.array([log_odds(*pair)[1] for pair in counts])
+    reference = combine_effects(effects, variances, method_re="pm")
+    assert found.q == pytest.approx(reference.q, rel=1e-9, abs=1e-9)
+    assert found.freedom == len(counts) - 1
+    if scipy_stats.chi2.sf(reference.q, len(counts) - 1) < HETEROGENEITY_ALPHA:
+        assert found.variance == pytest.approx(reference.tau2, rel=1e-4, abs=1e-6)
+    else:
+        assert found.variance == 0
+
+
+def test_a_known_shift_between_runs_is_found() -> None:
+    rng = random.Random(11)
+    rates = [0.3 + 0.5 * i / 59 for i in range(60)]
+    found = spread_between_runs(_runs(rng, rates, runs=4, samples=50, sd=1.0))
+    assert 0.6 <= found.variance <= 1.5, found
+    assert found.runs == 4
+
+
+def test_runs_without_a_shift_show_one_about_as_often_as_the_level() -> None:
+    rng = random.Random(5)
+    rates = [0.5 + 0.45 * i / 29 for i in range(30)]
+    trials = 300
+    found = sum(
+        spread_between_runs(_runs(rng, rates, runs=3, samples=20, sd=0.0)).variance > 0
+        for _ in range(trials)
+    )
+    assert found / trials <= HETEROGENEITY_ALPHA + 0.04
+
+
+def test_cases_that_passed_every_sample_of_every_run_say_nothing() -> None:
+    runs = [{"always": (20, 20), "never": (0, 20), "moves": (k, 20)} for k in (18, 6, 19)]
+    found = spread_between_runs(runs)
+    assert found.cases == 1
+    assert found.freedom == 2
+    assert found.variance > 0
+
+
+# --- which runs count: the baseline's configuration, from the trusted export ---------------
+
+
+def _run(config_hash: str = "h1", created_at: str = "2026-11-01T00:00:00+00:00") -> RunResults:
+    built = run([sampled("a", 18, 20), sampled("b", 12, 20)], suite="s", system="n")
+    return dataclasses.replace(built, config_hash=config_hash, created_at=created_at)
+
+
+def _record(case: str, passed: int, /, **fields: object) -> HistoryRecord:
+    values: dict[str, object] = {
+        "suite": "s",
+        "case": case,
+        "version": 1,
+        "system": "n",
+        "config_hash": "h1",
+        "commit": "c" * 40,
+        "created_at": "2026-11-02T00:00:00+00:00",
+        "verdict": "pass" if passed == 20 else "fail",
+        "pass_rate": passed / 20,
+        "passes": passed,
+        "samples": 20,
+    }
+    values.update(fields)
+    return HistoryRecord.model_validate(values)
+
+
+def test_only_runs_of_the_baselines_configuration_and_case_versions_count() -> None:
+    baseline = _run()
+    candidate = _run(config_hash="h2", created_at="2026-11-09T00:00:00+00:00")
+    records = [
+        _record("a", 10),
+        _record("b", 4),
+        _record("a", 2, config_hash="other", created_at="2026-11-03T00:00:00+00:00"),
+        _record("a", 3, version=2, created_at="2026-11-04T00:00:00+00:00"),
+        _record("a", 0, verdict="error", created_at="2026-11-05T00:00:00+00:00"),
+        # the candidate's own run, added before `compare`: never its own evidence
+        _record("a", 1, config_hash="h2", created_at="2026-11-09T00:00:00+00:00"),
+    ]
+    runs = runs_of(records, baseline, candidate)
+    assert runs == [{"a": (18, 20), "b": (12, 20)}, {"a": (10, 20), "b": (4, 20)}]
+
+
+def test_a_replay_of_the_same_recordings_is_one_run_not_two() -> None:
+    baseline = _run()
+    same = [_record("a", 18), _record("b", 12)]
+    again = [
+        _record(c, p, created_at="2026-11-07T00:00:00+00:00") for c, p in (("a", 18), ("b", 12))
+    ]
+    assert len(runs_of(same + again, baseline, _run(config_hash="h2"))) == 1
+
+
+def test_lines_written_before_the_history_kept_counts_are_left_out() -> None:
+    old = HistoryRecord.model_validate(
+        {
+            "suite": "s",
+            "case": "a",
+            "version": 1,
+            "system": "n",
+            "config_hash": "h1",
+            "commit": "c" * 40,
+            "created_at": "2026-10-01T00:00:00+00:00",
+            "verdict": "fail",
+            "pass_rate": 0.1,
+        }
+    )
+    assert runs_of([old], _run(), _run(config_hash="h2")) == [{"a": (18, 20), "b": (12, 20)}]
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"passes": 21}, "exceed samples"),
+        ({"samples": None}, "give both or neither"),
+        ({"pass_rate": 0.5}, "is not passes / samples"),
+    ],
+)
+def test_counts_that_do_not_add_up_are_refused(fields: dict, problem: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ValueError, match=problem):
+        _record("a", 18, **fields)
+
+
+# --- the verdict: a drop a shift could explain is inconclusive, never a quiet ship ----------
+
+
+def _pairs(critical_fell_to: int) -> list[tuple[CaseResult, CaseResult]]:
+    pairs = [
+        (
+            sampled("crit", 19, 20, critical=True),
+            sampled("crit", critical_fell_to, 20, critical=True),
+        )
+    ]
+    pairs += [(sampled(f"o{i}", 15, 20), sampled(f"o{i}", 15, 20)) for i in range(10)]
+    return pairs
+
+
+SPREAD = RunSpread(variance=1.0, runs=3, cases=30, q=120.0, freedom=60, source="3 runs in h")
+
+
+def test_a_drop_within_the_shift_between_runs_is_inconclusive_not_a_block() -> None:
+    without = analyse(_pairs(12), GateConfig())
+    assert without.regressions == ["crit"]  # 19/20 → 12/20 blocks when runs never shift
+    allowed = analyse(_pairs(12), GateConfig(), run_spread=SPREAD)
+    assert allowed.regressions == []
+    assert allowed.shift_explained == ["crit"]
+    assert allowed.tests["crit"].p_lower == pytest.approx(
+        shifted_fisher_lower(19, 20, 12, 20, 2.0)  # one shift for each of the two runs
+    )
+
+
+def test_a_collapse_beyond_any_plausible_shift_still_blocks() -> None:
+    allowed = analyse(_pairs(0), GateConfig(), run_spread=SPREAD)
+    assert allowed.regressions == ["crit"]
+    assert allowed.shift_explained == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=10, max_size=10))
+def test_the_other_cases_of_the_run_never_move_a_critical_p_value(others: list[int]) -> None:
+    """The attack on the earlier allowance, again: the spread comes from the history, so
+    nothing else in the candidate's run changes how its critical case is tested."""
+    pairs = _pairs(12)[:1] + [
+        (sampled(f"o{i}", 15, 20), sampled(f"o{i}", moved, 20)) for i, moved in enumerate(others)
+    ]
+    analysed = analyse(pairs, GateConfig(), run_spread=SPREAD)
+    assert analysed.tests["crit"].p_lower == pytest.approx(
+        shifted_fisher_lower(19, 20, 12, 20, 2.0)
+    )
+
+
+def test_the_verdict_says_inconclusive_and_why() -> None:
+    from gate.deciding.compare import compare
+
+    base_cases = [old for old, _ in _pairs(12)]
+    cand_cases = [new for _, new in _pairs(12)]
+    baseline = dataclasses.replace(_run(), cases=base_cases, summary=summarise(base_cases))
+    candidate = dataclasses.replace(
+        _run(created_at="2026-11-09T00:00:00+00:00"),
+        cases=cand_cases,
+        summary=summarise(cand_cases),
+    )
+    comparison = compare(baseline, candidate, GateConfig(), run_spread=SPREAD)
+    shipped = decide(comparison, GateConfig())
+    assert shipped.decision == "ship"
+    assert (
+        "no further than a shift between runs could take them (crit 19/20 → 12/20)"
+        in shipped.notes[0]
+    )
+    held = decide(comparison, GateConfig(on_inconclusive="block"))
+    assert held.decision == "inconclusive"
+    blocked = decide(compare(baseline, candidate, GateConfig()), GateConfig())
+    assert blocked.decision == "block"
