@@ -27,6 +27,7 @@ from gate.deciding.noise.stats import shifted_fisher_lower
 from gate.deciding.rules import decide
 from gate.history.records import HistoryRecord
 from gate.history.spread import runs_of
+from gate.reporting.sections import suite_line
 from gate.results import CaseResult, RunResults, summarise
 from gate.suite.config import GateConfig
 from tests.factories import run, sampled
@@ -74,6 +75,37 @@ def test_it_is_the_noncentral_tail_integrated_over_a_normal_shift(
 
     reference, _ = integrate.quad(tail, -10 * sd, 10 * sd, limit=200)
     assert shifted_fisher_lower(*table, spread) == pytest.approx(reference, abs=2e-6, rel=1e-4)
+
+
+@settings(max_examples=20, deadline=None)
+@given(tables, st.floats(0.1, 4), st.integers(3, 60))
+def test_an_estimated_spread_averages_over_students_t(
+    table: tuple[int, int, int, int], spread: float, freedom: int
+) -> None:
+    """A variance estimated on ν degrees of freedom makes the shift t_ν-distributed:
+    cross-checked by quadrature over scipy's t density."""
+    base_passes, base_samples, cand_passes, cand_samples = table
+    total, passes = base_samples + cand_samples, base_passes + cand_passes
+    if passes in (0, total):
+        return
+    scale = math.sqrt(spread)
+
+    def tail(delta: float) -> float:
+        cdf = scipy_stats.nchypergeom_fisher.cdf(
+            cand_passes, total, passes, cand_samples, math.exp(delta)
+        )
+        return float(cdf) * float(scipy_stats.t.pdf(delta / scale, freedom)) / scale
+
+    reference, _ = integrate.quad(tail, -80 * scale, 80 * scale, limit=500, points=[0])
+    found = shifted_fisher_lower(*table, spread, freedom)
+    assert found == pytest.approx(reference, abs=1e-5, rel=2e-3)
+
+
+def test_fewer_degrees_of_freedom_allow_more_shift() -> None:
+    """The less the history says about τ², the heavier the tails of the allowed shift."""
+    p_values = [shifted_fisher_lower(19, 20, 12, 20, 2.0, freedom) for freedom in (3, 8, 30)]
+    known = shifted_fisher_lower(19, 20, 12, 20, 2.0)
+    assert p_values[0] > p_values[1] > p_values[2] > known
 
 
 @settings(max_examples=40, deadline=None)
@@ -144,6 +176,15 @@ def test_cases_that_passed_every_sample_of_every_run_say_nothing() -> None:
     assert found.cases == 1
     assert found.freedom == 2
     assert found.variance > 0
+
+
+def test_cases_in_one_cluster_are_one_piece_of_evidence_per_run() -> None:
+    runs = [{f"c{i}": (k + i % 2, 20) for i in range(6)} for k in (10, 15, 5)]
+    found = spread_between_runs(runs)
+    assert found.shift_freedom == found.freedom == 6 * 2
+    families = {"c0": "a", "c1": "a", "c2": "a", "c3": "b", "c4": "b"}  # c5 is on its own
+    assert found.counted_in(families).shift_freedom == 3 * 2
+    assert found.counted_in(None).shift_freedom == 12
 
 
 # --- which runs count: the baseline's configuration, from the trusted export ---------------
@@ -241,7 +282,16 @@ def _pairs(critical_fell_to: int) -> list[tuple[CaseResult, CaseResult]]:
     return pairs
 
 
-SPREAD = RunSpread(variance=1.0, runs=3, cases=30, q=120.0, freedom=60, source="3 runs in h")
+#: 30 cases seen in 3 runs each: 60 degrees of freedom
+SPREAD = RunSpread(
+    variance=1.0,
+    runs=3,
+    cases=30,
+    q=120.0,
+    freedom=60,
+    source="3 runs in h",
+    informative=tuple((f"h{i}", 3) for i in range(30)),
+)
 
 
 def test_a_drop_within_the_shift_between_runs_is_inconclusive_not_a_block() -> None:
@@ -250,8 +300,11 @@ def test_a_drop_within_the_shift_between_runs_is_inconclusive_not_a_block() -> N
     allowed = analyse(_pairs(12), GateConfig(), run_spread=SPREAD)
     assert allowed.regressions == []
     assert allowed.shift_explained == ["crit"]
+    assert "on 60 degrees of freedom): every case's test allows each of the two runs" in (
+        suite_line(allowed)
+    )
     assert allowed.tests["crit"].p_lower == pytest.approx(
-        shifted_fisher_lower(19, 20, 12, 20, 2.0)  # one shift for each of the two runs
+        shifted_fisher_lower(19, 20, 12, 20, 2.0, 60)  # one shift for each of the two runs
     )
 
 
@@ -271,7 +324,7 @@ def test_the_other_cases_of_the_run_never_move_a_critical_p_value(others: list[i
     ]
     analysed = analyse(pairs, GateConfig(), run_spread=SPREAD)
     assert analysed.tests["crit"].p_lower == pytest.approx(
-        shifted_fisher_lower(19, 20, 12, 20, 2.0)
+        shifted_fisher_lower(19, 20, 12, 20, 2.0, 60)
     )
 
 

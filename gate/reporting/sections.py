@@ -151,7 +151,8 @@ def suite_line(analysis: NoiseAnalysis) -> str:
         line += (
             f" Cases move between repeated runs of the baseline's configuration beyond "
             f"sampling noise (τ² = {spread.variance:.2g} per run on the log-odds scale, "
-            f"{spread.source}): every case's test allows each of the two runs such a shift."
+            f"{spread.source}, on {spread.shift_freedom} degrees of freedom): every case's "
+            "test allows each of the two runs such a shift."
         )
     elif spread is not None:
         line += f" No shift between runs beyond sampling noise in {spread.source}."

@@ -181,13 +181,18 @@ def sequential_p(
 
 
 def case_test(
-    old: CaseResult, new: CaseResult, looks: list[int] | None = None, spread: float = 0.0
+    old: CaseResult,
+    new: CaseResult,
+    looks: list[int] | None = None,
+    spread: float = 0.0,
+    freedom: int = 0,
 ) -> CaseTest:
     """The case's two one-sided tests. A critical case that dropped is tested by
     Boschloo's exact test (it can block); every other p-value is Fisher's (report only).
     `spread` is the variance of a log odds ratio between two runs of an unchanged system,
-    from trusted repeated runs (gate.deciding.noise.runshift.RunSpread); over 0, every
-    test is Fisher's averaged over such a shift.
+    estimated on `freedom` degrees of freedom from trusted repeated runs
+    (gate.deciding.noise.runshift.RunSpread); over 0, every test is Fisher's averaged over
+    such a shift (Student's t, for the estimate's own uncertainty).
 
     Nothing the candidate's run shows elsewhere loosens a critical case's test. An
     allowance for shifts a cluster shares between runs, estimated from the other
@@ -199,7 +204,7 @@ def case_test(
     """
     test: Test = fisher_lower
     if spread > 0:
-        test = partial(_shifted, spread=spread)
+        test = partial(_shifted, spread=spread, freedom=freedom)
     elif new.critical and new.passes * old.samples < old.passes * new.samples:
         test = boschloo_lower
     outcomes = verdicts(new)
@@ -223,9 +228,16 @@ def case_test(
 
 
 def _shifted(
-    base_passes: int, base_samples: int, cand_passes: int, cand_samples: int, spread: float
+    base_passes: int,
+    base_samples: int,
+    cand_passes: int,
+    cand_samples: int,
+    spread: float,
+    freedom: int,
 ) -> float:
-    return shifted_fisher_lower(base_passes, base_samples, cand_passes, cand_samples, spread)
+    return shifted_fisher_lower(
+        base_passes, base_samples, cand_passes, cand_samples, spread, freedom
+    )
 
 
 def critical_alpha(tests: Sequence[CaseTest], rule: GateConfig) -> float:
@@ -343,8 +355,12 @@ def analyse(
     shift = None
     if clusters:
         shift = estimate({new.id: prefix_counts(old, new) for old, new in pairs}, clusters)
-    spread = run_spread.between_two_runs if run_spread is not None else 0.0
-    tests = [case_test(old, new, looks, spread) for old, new in pairs]
+    spread, freedom = 0.0, 0
+    if run_spread is not None:
+        # Counted in the clusters the suite declares: a family shifts as one.
+        run_spread = run_spread.counted_in(clusters)
+        spread, freedom = run_spread.between_two_runs, run_spread.shift_freedom
+    tests = [case_test(old, new, looks, spread, freedom) for old, new in pairs]
     tests_by = {t.id: t for t in tests}
     shares = level.shares(rule, has_critical=any(t.critical for t in tests))
     suite = suite_test(pairs, shares.suite, looks, clusters)

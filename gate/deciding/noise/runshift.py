@@ -141,16 +141,31 @@ class RunSpread:
     """How far a case's log odds moves between repeated runs of one configuration.
 
     Estimated from trusted runs only: the base's history (gate.history.spread), never the
-    run under judgement. `variance` is τ² per run (0: no shift found); a critical case's
-    test then allows the candidate's run and the baseline's run a shift each.
+    run under judgement. `variance` is τ² per run (0: no shift found); a case's test then
+    allows the candidate's run and the baseline's run a shift each.
     """
 
     variance: float
     runs: int  # distinct runs of the configuration
     cases: int  # cases whose counts varied, and so say something
     q: float  # Cochran's Q over those cases' runs
-    freedom: int
+    freedom: int  # Q's degrees of freedom: Σ (runs - 1) over those cases
     source: str = ""
+    #: each case that said something, with the number of runs it was in
+    informative: tuple[tuple[str, int], ...] = ()
+    #: the degrees of freedom the estimate of τ² rests on, counted in clusters (cases in
+    #: a cluster shift together, so five of them are not five pieces of evidence)
+    shift_freedom: int = 0
+
+    def counted_in(self, clusters: Mapping[str, str] | None) -> RunSpread:
+        """This spread with its degrees of freedom counted in `clusters` (case → cluster;
+        a case outside every cluster is one of its own)."""
+        runs_of_group: dict[str, int] = {}
+        for case_id, runs in self.informative:
+            key = _key(case_id, clusters or {})
+            runs_of_group[key] = max(runs_of_group.get(key, 0), runs)
+        freedom = sum(runs - 1 for runs in runs_of_group.values())
+        return dataclasses.replace(self, shift_freedom=freedom)
 
     def to_dict(self) -> dict[str, float | int | str]:
         return {
@@ -159,6 +174,7 @@ class RunSpread:
             "cases": self.cases,
             "cochran_q": self.q,
             "degrees_of_freedom": self.freedom,
+            "shift_degrees_of_freedom": self.shift_freedom,
             "source": self.source,
         }
 
@@ -185,16 +201,18 @@ def spread_between_runs(
     for run in runs:
         for case_id, counts in run.items():
             seen.setdefault(case_id, []).append(counts)
-    groups = [
-        [log_odds(passes, samples) for passes, samples in counts]
-        for counts in seen.values()
+    informative = {
+        case_id: [log_odds(passes, samples) for passes, samples in counts]
+        for case_id, counts in seen.items()
         if len(counts) > 1
         and not all(passes == samples for passes, samples in counts)
         and not all(passes == 0 for passes, _ in counts)
-    ]
+    }
+    groups = list(informative.values())
     freedom = sum(len(group) - 1 for group in groups)
     q = sum(generalised_q(group, 0.0) for group in groups)
-    found = RunSpread(0.0, len(runs), len(groups), q, freedom, source)
+    seen_in = tuple((case_id, len(group)) for case_id, group in informative.items())
+    found = RunSpread(0.0, len(runs), len(groups), q, freedom, source, seen_in, freedom)
     if freedom == 0:
         return found
     from scipy.stats import chi2

@@ -57,6 +57,10 @@ def fisher_lower(base_passes: int, base_samples: int, cand_passes: int, cand_sam
 
 #: Gauss-Hermite nodes for averaging over a Normal log odds ratio; p(δ) is smooth in δ
 SHIFT_NODES = 80
+#: generalised Gauss-Laguerre nodes for the χ² of an estimated variance (Student's t)
+SCALE_NODES = 24
+#: past this many degrees of freedom the estimated variance is taken as known
+KNOWN_VARIANCE_FREEDOM = 200
 
 
 @lru_cache(maxsize=1)
@@ -67,17 +71,47 @@ def _hermite_nodes() -> tuple[Any, Any]:
     return np.polynomial.hermite_e.hermegauss(SHIFT_NODES)
 
 
+@lru_cache(maxsize=4096)
+def shift_points(spread: float, freedom: int) -> tuple[Any, Any]:
+    """Quadrature points δ and weights for a shift of variance `spread`.
+
+    `freedom` 0: the variance is known and δ ~ N(0, spread). Otherwise it was estimated
+    on `freedom` degrees of freedom, and δ is Student's t with that many, scaled by
+    √spread: a Normal whose variance is spread·ν/w, w ~ χ²(ν), integrated over w by
+    generalised Gauss–Laguerre (the tests check it against scipy's t).
+    """
+    import numpy as np
+
+    nodes, weights = _hermite_nodes()
+    weights = weights / math.sqrt(2 * math.pi)
+    if freedom <= 0 or freedom > KNOWN_VARIANCE_FREEDOM:
+        return math.sqrt(spread) * nodes, weights
+    from scipy.special import gammaln, roots_genlaguerre
+
+    half = freedom / 2
+    roots, masses = roots_genlaguerre(SCALE_NODES, half - 1)
+    masses = np.exp(np.log(masses) - gammaln(half))  # w = 2·root ~ χ²(freedom)
+    scales = np.sqrt(spread * freedom / (2 * roots))
+    return np.outer(scales, nodes).ravel(), np.outer(masses, weights).ravel()
+
+
 @lru_cache(maxsize=65_536)
 def shifted_fisher_lower(
-    base_passes: int, base_samples: int, cand_passes: int, cand_samples: int, spread: float
+    base_passes: int,
+    base_samples: int,
+    cand_passes: int,
+    cand_samples: int,
+    spread: float,
+    freedom: int = 0,
 ) -> float:
     """Fisher's one-sided p-value when the two runs' log odds may differ by chance.
 
-    Between two runs of an unchanged system, a case's log odds can move by δ ~ N(0,
-    `spread`) (a shift between runs, gate.deciding.noise.runshift). Given δ and the total
-    passes, the candidate's passes follow Fisher's noncentral hypergeometric distribution
-    with odds ratio e^δ; the p-value is P(X <= observed) averaged over δ (Gauss–Hermite).
-    At `spread` 0 it is Fisher's exact p-value.
+    Between two runs of an unchanged system, a case's log odds can move by δ, a shift
+    between runs of variance `spread` (gate.deciding.noise.runshift): Normal when the
+    variance is known, Student's t on `freedom` degrees of freedom when it was estimated
+    (shift_points). Given δ and the total passes, the candidate's passes follow Fisher's
+    noncentral hypergeometric distribution with odds ratio e^δ; the p-value is
+    P(X <= observed) averaged over δ. At `spread` 0 it is Fisher's exact p-value.
     """
     if spread <= 0:
         return fisher_lower(base_passes, base_samples, cand_passes, cand_samples)
@@ -88,10 +122,10 @@ def shifted_fisher_lower(
     passes = base_passes + cand_passes
     if passes in (0, total):
         return 1.0  # every sample agrees: the margins leave the candidate no choice
-    nodes, weights = _hermite_nodes()
+    shifts, weights = shift_points(spread, freedom)
     # The noncentral hypergeometric weights C(n_c, x) C(n_b, t - x) e^{δx} over the support,
-    # one column per node, in logs (scipy's nchypergeom_fisher gives the same, the tests
-    # check; one matrix is ~100x quicker than a cdf call per node).
+    # one column per shift, in logs (scipy's nchypergeom_fisher gives the same, the tests
+    # check; one matrix is ~100x quicker than a cdf call per shift).
     support = np.arange(max(0, passes - base_samples), min(passes, cand_samples) + 1)
     log_counts = (
         gammaln(cand_samples + 1)
@@ -101,10 +135,10 @@ def shifted_fisher_lower(
         - gammaln(passes - support + 1)
         - gammaln(base_samples - passes + support + 1)
     )
-    logs = log_counts[:, None] + support[:, None] * (math.sqrt(spread) * nodes)[None, :]
+    logs = log_counts[:, None] + support[:, None] * shifts[None, :]
     mass = np.exp(logs - logs.max(axis=0))
     tails = mass[support <= cand_passes].sum(axis=0) / mass.sum(axis=0)
-    return float(min(1.0, np.dot(weights, tails) / math.sqrt(2 * math.pi)))
+    return float(min(1.0, np.dot(weights, tails)))
 
 
 @lru_cache(maxsize=65_536)
