@@ -308,7 +308,8 @@ def compare(
         removed=sorted(set(before) - set(after)),
         changed=lists["changed"],
         system_changes=_system_changes(baseline, candidate),
-        ruler_changes=_ruler_changes(baseline, candidate, shared_ids),
+        # A re-versioned case moved its expectation on purpose: no silent change of checks.
+        ruler_changes=_ruler_changes(baseline, candidate, comparable),
         usage=_usage(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,

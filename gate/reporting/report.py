@@ -42,6 +42,7 @@ from gate.reporting.sections import (
     pairwise_lines,
     pairwise_section,
     rate_text,
+    reversioned,
     ruler_section,
     ruler_text,
     significance_section,
@@ -177,7 +178,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         ("errors", comparison.errors),
         ("added", comparison.added),
         ("removed", comparison.removed),
-        ("changed", comparison.changed),
+        ("re-versioned", [f"{i} ({reversioned(comparison, i)})" for i in comparison.changed]),
     ):
         if ids:
             lines.append(f"{title}: {_some(ids)}")
@@ -311,7 +312,7 @@ def markdown_report(
     moved = (
         [("added", i) for i in comparison.added]
         + [("removed", i) for i in comparison.removed]
-        + [("changed (new version)", i) for i in comparison.changed]
+        + [(f"re-versioned ({reversioned(comparison, i)})", i) for i in comparison.changed]
     )
     if moved:
         rows = []
@@ -321,7 +322,7 @@ def markdown_report(
         sections.append(
             (
                 4,
-                f"#### Added, removed, changed ({len(rows)})\n\n"
+                f"#### Added, removed, re-versioned ({len(rows)})\n\n"
                 + table(["", "case", "candidate"], rows, len(rows)),
             )
         )

@@ -37,6 +37,12 @@ def critical_first(comparison: Comparison, ids: list[str]) -> list[str]:
     return sorted(ids, key=lambda i: (not comparison.candidate_cases[i].critical, i))
 
 
+def reversioned(comparison: Comparison, case_id: str) -> str:
+    """`v1 → v2`: a re-versioned case is set aside from the comparison, on purpose."""
+    before, after = comparison.baseline_cases[case_id], comparison.candidate_cases[case_id]
+    return f"v{before.version} → v{after.version}"
+
+
 # --- markdown -----------------------------------------------------------------
 
 
