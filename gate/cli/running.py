@@ -191,8 +191,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     ensure_replaceable(args.out)
     parts = read_parts(args.parts)
     first = parts[0][1]
-    stored = first.selection or {}
-    selection = Selection(tuple(stored.get("cases", ())), tuple(stored.get("tags", ())))
+    selection = Selection.stored(first.selection)
     loaded, cases = load_project(args.config, first.overrides, selection)
     merged = merge(parts, expected=expected_of(cases), config_hash=loaded.config_hash())
     if loaded.config.holdout is not None and merged.mode == "replay":

@@ -45,6 +45,7 @@ from gate.reporting.sections import (
     reversioned,
     ruler_section,
     ruler_text,
+    scope_lines,
     significance_section,
     stale_baseline_section,
     suite_line,
@@ -119,10 +120,12 @@ def _short_value(value: Any) -> str:
 
 def text_report(comparison: Comparison, verdict: Verdict) -> str:
     lines = [
-        f"{verdict.decision.upper()}: {comparison.suite} — {headline_counts(comparison)}",
+        f"{verdict.decision.upper()}{' for a slice' if comparison.scope else ''}: "
+        f"{comparison.suite} — {headline_counts(comparison)}",
         f"system: {comparison.baseline.system} → {comparison.candidate.system} "
         f"({system_change_text(comparison)})",
     ]
+    lines += [f"  ◦ {line}" for line in scope_lines(comparison)]
     lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
     lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
     if comparison.ruler is not None:
@@ -227,11 +230,13 @@ def markdown_report(
     head = []
     if marker:
         head.append(marker)
-    head.append(f"### {icon} casegate: **{verdict.decision}** — {cell(comparison.suite)}")
+    sliced = " for a slice" if comparison.scope else ""
+    head.append(f"### {icon} casegate: **{verdict.decision}**{sliced} — {cell(comparison.suite)}")
     head.append(
         f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
+    head += [f"> ⚠️ {cell(line, 600)}" for line in scope_lines(comparison)]
     if comparison.warnings:
         head.append(stale_baseline_section(comparison.warnings))
     if comparison.recording_warnings:
@@ -442,6 +447,8 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "changed": comparison.changed,
         "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
         "ruler_changes": comparison.ruler_changes,
+        "scope": comparison.scope,
+        "allowed_config_changes": comparison.allowed_changes,
         "ruler": None if comparison.ruler is None else comparison.ruler.to_dict(),
         "baseline_warnings": comparison.warnings,
         "recording_warnings": comparison.recording_warnings,
