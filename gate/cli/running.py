@@ -344,6 +344,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from gate.produce.recordings import RecordingStore
     from gate.produce.run import import_python_target, make_grader, preflight, prepare_user_checks
+    from gate.suite.cases import unsourced
 
     loaded, cases = load(args)
     import_python_target(loaded)
@@ -354,6 +355,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     files = len({case.source for case in cases})
     print(f"ok: {len(cases)} cases in {files} file(s), suite {loaded.config.suite!r}")
+    for warning in unsourced(cases):
+        print(f"casegate: warning: {warning}", file=sys.stderr)
     if loaded.config.holdout is not None:
         from gate.holdout.scoring import validate_line
 

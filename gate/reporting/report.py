@@ -35,6 +35,7 @@ from gate.reporting.markup import (
     truncate,
 )
 from gate.reporting.sections import (
+    case_origin,
     case_verdict,
     critical_first,
     holdout_section,
@@ -364,6 +365,8 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
         f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
         f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
     ]
+    if origin := case_origin(new or old):
+        parts.append(f"{cell(origin, 600)}\n")
     if before is None or after is None:
         parts += [
             f"Baseline output:\n{block(before)}\n",

@@ -48,6 +48,18 @@ def scope_lines(comparison: Comparison) -> list[str]:
     return lines
 
 
+def case_origin(case: CaseResult | None) -> str:
+    """Where the case came from and when it was added, as its file says ("" if it does not)."""
+    if case is None:
+        return ""
+    parts = [
+        f"{label}: {value}"
+        for label, value in (("provenance", case.provenance), ("added", case.added))
+        if value
+    ]
+    return " · ".join(parts)
+
+
 def reversioned(comparison: Comparison, case_id: str) -> str:
     """`v1 → v2`: a re-versioned case is set aside from the comparison, on purpose."""
     before, after = comparison.baseline_cases[case_id], comparison.candidate_cases[case_id]
