@@ -108,6 +108,7 @@ def test_without_a_config_at_hand_a_missing_case_blocks_and_the_override_is_its_
     assert main(["gate", base, cand]) == 1
     assert "casegate cannot tell" in capsys.readouterr().out
     assert main(["gate", base, cand, "--allow-config-change"]) == 0
+    assert "1 case(s) without a result, taken as removed: refund-slow" in capsys.readouterr().out
 
 
 # --- 2. runs measured differently --------------------------------------------------------

@@ -109,8 +109,10 @@ def removals(
                 gone,
             )
         )
-    accepted = [f"{len(gone)} case(s) removed from the suite: {_some(gone)}"] if allowed else []
-    return reasons, accepted if gone else []
+    if not (gone and allowed):
+        return reasons, []
+    what = "removed from the suite" if defined is not None else "without a result, taken as removed"
+    return reasons, [f"{len(gone)} case(s) {what}: {_some(gone)}"]
 
 
 def blocked(verdict: Verdict, reasons: list[Reason]) -> Verdict:
