@@ -74,10 +74,15 @@ def with_judge_lines(verdict: Verdict, candidate: RunResults, root: Path) -> Ver
 
 def stale_baseline(baseline: RunResults, loaded: LoadedConfig, ruling: Ruling | None) -> list[str]:
     """Why the baseline may be stale; judged against the base commit's config when the ruler
-    comes from one (the pull request's own config differs from the baseline's by design)."""
+    comes from one (the pull request's own config differs from the baseline's by design).
+
+    Without one, the config in use is the candidate's: its system (a prompt, a model) is the
+    very change this check judges, named in the report's headline, never a stale baseline;
+    nor is what `--set` changed on purpose.
+    """
     if ruling is not None and ruling.base_config is not None:
         return baseline_warnings(baseline, ruling.base_config, against="the base commit's config")
-    ignore = overridden_keys(loaded.overrides)  # this run's own experiment, on purpose
+    ignore = ["system", *overridden_keys(loaded.overrides)]
     return baseline_warnings(baseline, loaded, ignore=ignore)
 
 

@@ -87,6 +87,9 @@ class CaseResult:
     source: str | None = None
     expect_hash: str | None = None
     note: str | None = None
+    #: where the case came from (an incident, a ticket) and when it was added: the case file's own
+    provenance: str | None = None
+    added: str | None = None
     #: the cluster of near-duplicate cases this one belongs to (gate.deciding.noise.clusters)
     cluster: str | None = None
 

@@ -108,7 +108,8 @@ def test_judge_record_then_replay_and_its_three_outcomes(
 ) -> None:
     llm_server.reply = grading_judge
     judged_project(project, llm_server)
-    assert main(["record", "--quiet", "--out", "rec.json"]) == 0
+    # The garbled verdict is recorded, and an error: record says so (exit 2).
+    assert main(["record", "--quiet", "--out", "rec.json"]) == 2
     calls = len(llm_server.received)
     assert calls == 3  # one per judged case; the python system is not an API call
     sent = llm_server.received[0].body
@@ -141,7 +142,7 @@ def test_changing_the_pin_changes_the_recording_key(
 ) -> None:
     llm_server.reply = grading_judge
     judged_project(project, llm_server)
-    assert main(["record", "--quiet"]) == 0
+    assert main(["record", "--quiet"]) == 2
     capsys.readouterr()
     assert main(["run", "--quiet", "--set", "judge.temperature=0.5"]) == 2
     err = capsys.readouterr().err
@@ -232,7 +233,7 @@ def test_calibrate_measures_agreement_and_reports_quote_it(
     report = Path("r.md").read_text()
     assert "last calibrated" in report and "kappa 0.33" in report
     # ...and warn once the pin has moved on.
-    assert main(["record", "--quiet", "--set", "judge.model=judge-model-2026-01-01"]) == 0
+    assert main(["record", "--quiet", "--set", "judge.model=judge-model-2026-01-01"]) == 2
     code = main(
         ["check", "--quiet", "--report", "r2.md", "--set", "judge.model=judge-model-2026-01-01"]
     )
@@ -273,7 +274,7 @@ def test_an_explicit_pointwise_mode_replays_the_same_verdicts(
 ) -> None:
     llm_server.reply = grading_judge
     judged_project(project, llm_server)
-    assert main(["record", "--quiet"]) == 0
+    assert main(["record", "--quiet"]) == 2
     calls = len(llm_server.received)
     pointwise = {"rubric": RUBRIC, "mode": "pointwise"}
     project.write_cases(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -218,3 +219,55 @@ def test_a_second_ctrl_c_prints_no_traceback(
         _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+def test_record_exits_2_on_a_failed_call_and_keeps_every_recording_that_arrived(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live_project(project, llm_server, max_retries=0)
+    llm_server.fail("denied", Fault(401))
+    project.write_cases(
+        [case("fine", "fine", contains="echo"), case("denied", "denied", contains="x")]
+    )
+    assert main(["record", "--out", "rec.json", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("casegate: 1 of 2 sample(s) failed a call, in 1 case(s): denied (first: ")
+    assert "401" in err
+    assert err.endswith(
+        "every response that arrived is recorded: fix the cause and run "
+        "`casegate record --only-missing`\n"
+    )
+    assert err.count("\n") == 1 and OPENAI_KEY not in err
+    assert {p.stem for p in (project.root / "recordings").glob("*.json")} == {"fine"}
+    assert json.loads(Path("rec.json").read_text())["summary"]["errors"] == 1
+    # The fix costs only what failed: the recorded case is not called again.
+    asked = len(llm_server.received)
+    assert main(["record", "--only-missing", "--quiet"]) == 0
+    assert [r.last_user_text for r in llm_server.received[asked:]] == ["denied"]
+
+
+def test_record_with_nothing_listening_names_how_many_failed_and_caps_the_list(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    with socket.socket() as probe:  # a port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    system = {
+        "name": "nowhere",
+        "provider": "openai",
+        "model": "model-a",
+        "base_url": f"http://127.0.0.1:{port}/v1",
+        "message": "{{ question }}",
+        "max_retries": 0,
+        "timeout_s": 5,
+    }
+    project.write_config(system=system)
+    project.write_cases([case(f"c{index:02}", "hi", contains="x") for index in range(12)])
+    assert main(["record", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "casegate: 12 of 12 sample(s) failed a call, in 12 case(s): c00, c01, c02, c03, c04, "
+        "c05, c06, c07, c08, c09 and 2 more (first: "
+    )
+    assert not list((project.root / "recordings").glob("*.json"))

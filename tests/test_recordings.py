@@ -267,10 +267,10 @@ def test_prune_keeps_the_judge_verdicts_current_outputs_use(
 ) -> None:
     llm_server.reply = grading_judge
     judged_project(project, llm_server)
-    assert cli(["record", "--quiet"]) == 0
+    assert cli(["record", "--quiet"]) == 2  # the garbled verdict: recorded, and an error
     # A new system answers otherwise: its outputs, and the verdicts on them, replace the old.
     edit_config(project.config_path, system__style="fancy")
-    assert cli(["record", "--quiet"]) == 0
+    assert cli(["record", "--quiet"]) == 2
     folder = project.root / "recordings"
     assert [len(keys) for keys in responses_in(folder).values()] == [4, 4, 4, 2]
     capsys.readouterr()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gate.cli import main
 from gate.errors import CasegateError
 from gate.reporting import show
 from gate.results import CaseResult, CheckResult, SampleResult
@@ -304,11 +306,45 @@ def test_show_an_unknown_case_is_exit_2_with_the_nearest(
 def test_show_reads_the_default_results_and_says_when_there_is_no_baseline(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gate.cli import main
-
     project.write_cases([case("greets", "hi", contains="bye")])
     assert main(["run", "--mode", "live", "--quiet"]) == 0  # .casegate/demo-results.json
     text = run_show("greets")
     assert text.startswith("case greets: FAIL\n")
     assert "  │ plain: hi" in text
     assert "no baseline at baselines/demo.json yet" in capsys.readouterr().err
+
+
+def test_provenance_and_added_are_in_the_results_show_and_the_reports_details(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    origin = {"critical": True, "provenance": "INC-2307", "added": "2026-04-12"}
+    project.write_cases([case("promise", "hi", contains="plain", fields_=origin)])
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    set_loud = ["--set", "system.style=loud", "--out", "cand.json", "--quiet"]
+    assert main(["run", "--mode", "live", *set_loud]) == 0
+    stored = json.loads(Path("cand.json").read_text())["cases"][0]
+    assert (stored["provenance"], stored["added"]) == ("INC-2307", "2026-04-12")
+    capsys.readouterr()
+    assert main(["show", "promise", "--results", "cand.json"]) == 0
+    out = capsys.readouterr().out
+    assert "  provenance  INC-2307\n" in out and "  added       2026-04-12\n" in out
+    assert main(["compare", "baselines/demo.json", "cand.json", "--format", "markdown"]) == 0
+    assert "provenance: INC-2307 · added: 2026-04-12" in capsys.readouterr().out
+
+
+def test_validate_warns_about_a_critical_case_with_neither_provenance_nor_added(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases(
+        [
+            case("bare", "hi", contains="hi", fields_={"critical": True}),
+            case("sourced", "hi", contains="hi", fields_={"critical": True, "added": "2026-01-02"}),
+            case("plain", "hi", contains="hi"),
+        ]
+    )
+    assert main(["validate"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "casegate: warning: cases/cases.yaml:1: critical case 'bare' has neither `provenance` "
+        "nor `added`: say where it came from (an incident, a ticket, a spec) and when\n"
+    )

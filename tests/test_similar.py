@@ -319,7 +319,7 @@ def test_a_key_the_server_refuses_is_named_and_never_recorded(
             ),
         ),
     )
-    assert main(["record", "--quiet", "--out", "rec.json"]) == 0
+    assert main(["record", "--quiet", "--out", "rec.json"]) == 2  # a call failed: said
     far = results_of("rec.json")["far"]
     assert far["status"] == "error" and "(check the key in OPENAI_API_KEY)" in far["reason"]
     assert "Incorrect API key provided: ***" in far["reason"]

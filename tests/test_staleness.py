@@ -218,6 +218,33 @@ def test_check_compares_the_baseline_with_the_base_commits_config(
     )
 
 
+def test_only_what_affects_results_makes_a_baseline_stale(
+    suite: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Where the system is reached is no change to what it answers (recordings ignore it).
+    edit_config(suite, system={"base_url": "http://elsewhere.example/v1", "timeout_s": 9})
+    candidate = tmp_path / "candidate.json"
+    assert main(["run", "--mode", "live", "--out", str(candidate), "--quiet"]) == 0
+    assert main(["gate", str(baseline_of(suite)), str(candidate)]) == 0
+    assert main(["check", "--mode", "live", "--quiet"]) == 0
+    assert "stale baseline" not in capsys.readouterr().out
+    # A local check without --base judges the config in use: its system change is the
+    # change under test, named in the headline, not a sign of a stale baseline.
+    edit_config(suite, system={"style": "fancy"})
+    assert main(["check", "--mode", "live", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert 'style unset → "fancy"' not in out
+    assert "stale baseline" not in out
+    assert "(style unset → fancy)" in out
+    # What is not the system still says so.
+    edit_config(suite, gate={"tolerance": 0.05})
+    assert main(["check", "--mode", "live", "--quiet"]) == 0
+    assert (
+        "⚠ stale baseline: the baseline was written with another config than this config "
+        "(gate.tolerance 0 → 0.05)" in capsys.readouterr().out
+    )
+
+
 def test_the_action_warns_in_the_log_the_summary_and_the_comment(runner: Runner) -> None:
     baseline = runner.workspace / "baselines" / "support.json"
     text = baseline.read_text()

@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("baseline", type=Path, metavar="BASELINE.json")
         sub.add_argument("candidate", type=Path, metavar="CANDIDATE.json")
         options.config_option(sub)
+        sub.add_argument(
+            "--allow-config-change",
+            action="store_true",
+            help="compare runs measured differently (samples, judge pin, checks, selection, "
+            "removed cases); the report says what differed",
+        )
         if name == "compare":
             sub.add_argument("--format", choices=("text", "markdown", "json"), default="text")
             sub.add_argument("--out", type=Path, help="write the report here instead of stdout")

@@ -14,13 +14,17 @@ from typing import Any
 from gate.suite.project import load_project
 
 
+def _config_at_hand(args: argparse.Namespace) -> bool:
+    """-c CONFIG was given, or ./casegate.yml is there: what the files are read against."""
+    return bool(getattr(args, "config_given", False)) or args.config.is_file()
+
+
 def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
     """The rule from -c CONFIG, else ./casegate.yml, else the candidate's own, else defaults."""
     from gate.errors import ConfigError
     from gate.suite.config import GateConfig, load_config
 
-    explicit = getattr(args, "config_given", False)
-    if explicit or args.config.is_file():
+    if _config_at_hand(args):
         return load_config(args.config).config.gate
     embedded = candidate.config.get("gate")
     if embedded is None:
@@ -36,19 +40,22 @@ def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
     from gate.deciding.staleness import baseline_warnings
     from gate.suite.config import load_config
 
-    explicit = getattr(args, "config_given", False)
-    reference = load_config(args.config) if explicit or args.config.is_file() else None
+    reference = load_config(args.config) if _config_at_hand(args) else None
     return baseline_warnings(baseline, reference)
 
 
 def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    """Compare and judge two files on disk: measured alike (or accepted as not) over the
+    cases the candidate ran (gate.deciding.alike)."""
     from gate.ci import with_judge_lines
+    from gate.deciding import alike
     from gate.deciding.compare import compare
     from gate.deciding.rules import decide
     from gate.results import read_results
 
-    baseline = read_results(args.baseline)
+    whole = read_results(args.baseline)
     candidate = read_results(args.candidate)
+    baseline, scope = alike.in_scope(whole, candidate)
     rule = _gate_rule(args, candidate)
     comparison = compare(
         baseline,
@@ -59,10 +66,34 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         holdout=_held_out(args, baseline, candidate),
         run_spread=_run_spread(args, baseline, candidate),
     )
-    comparison = dataclasses.replace(comparison, history=_history(args, comparison, candidate))
-    verdict = decide(comparison, rule)
+    allowed = args.allow_config_change
+    found = alike.differences(whole, candidate, comparison)
+    alike.require_alike(found, allowed=allowed)
+    reasons, accepted = alike.removals(
+        comparison, _defined_ids(args, candidate) if comparison.removed else None, allowed=allowed
+    )
+    comparison = dataclasses.replace(
+        comparison,
+        scope=scope,
+        allowed_changes=found + accepted,
+        history=_history(args, comparison, candidate),
+    )
+    verdict = alike.blocked(decide(comparison, rule), reasons)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
     return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
+
+
+def _defined_ids(args: argparse.Namespace, candidate: Any) -> set[str] | None:
+    """The case ids the suite defines now, from -c CONFIG or ./casegate.yml when it is this
+    suite's; None when there is none to ask."""
+    from gate.suite.config import load_config
+
+    if not _config_at_hand(args):
+        return None
+    if load_config(args.config).config.suite != candidate.suite:
+        return None
+    _, cases = load_project(args.config)
+    return {case.id for case in cases}
 
 
 def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
@@ -73,7 +104,7 @@ def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
     from gate.history.report import notes_for
     from gate.suite.config import load_config
 
-    if not (getattr(args, "config_given", False) or args.config.is_file()):
+    if not _config_at_hand(args):
         return None
     loaded = load_config(args.config)
     if loaded.config.suite != comparison.suite:
@@ -104,8 +135,7 @@ def _held_out(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:
 
     if candidate.holdout is None and baseline.holdout is None:
         return None
-    explicit = getattr(args, "config_given", False)
-    loaded = load_config(args.config) if explicit or args.config.is_file() else None
+    loaded = load_config(args.config) if _config_at_hand(args) else None
     return compare_runs(baseline, candidate, key_for(loaded))
 
 
@@ -114,8 +144,7 @@ def _replayed_pairs(args: argparse.Namespace, baseline: Any, candidate: Any) -> 
     from gate.judging import pairwise
     from gate.suite.config import load_config
 
-    explicit = getattr(args, "config_given", False)
-    if not (explicit or args.config.is_file()):
+    if not _config_at_hand(args):
         return None
     config = load_config(args.config).config
     if config.judge is None or config.suite != candidate.suite:
@@ -151,10 +180,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from gate.reporting.report import text_report
-    from gate.suite.select import require_same_selection
 
-    baseline, candidate, comparison, verdict = _compare_files(args)
-    require_same_selection(baseline.selection, candidate.selection)
+    _, _, comparison, verdict = _compare_files(args)
     try:
         print(text_report(comparison, verdict), flush=True)
     except BrokenPipeError:

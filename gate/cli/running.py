@@ -77,6 +77,11 @@ def _interrupted(results: Any, out: Path | None) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    return _run(args)[0]
+
+
+def _run(args: argparse.Namespace) -> tuple[int, Any]:
+    """Run, write the results and print the summary: the exit code and the results."""
     from gate.reporting.terminal import run_summary
     from gate.results import ensure_replaceable, write_results
 
@@ -86,7 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = args.out or _default_out(results.suite)
     write_results(results, out)
     if results.interrupted:
-        return _interrupted(results, out)
+        return _interrupted(results, out), results
     if getattr(args, "junit", None):
         from gate.reporting.junit import write_junit
 
@@ -98,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_part(results)
     _warn_old_recordings(results)
     _print_verbose(args, results)
-    return 0
+    return 0, results
 
 
 def _print_part(results: Any) -> None:
@@ -191,8 +196,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     ensure_replaceable(args.out)
     parts = read_parts(args.parts)
     first = parts[0][1]
-    stored = first.selection or {}
-    selection = Selection(tuple(stored.get("cases", ())), tuple(stored.get("tags", ())))
+    selection = Selection.stored(first.selection)
     loaded, cases = load_project(args.config, first.overrides, selection)
     merged = merge(parts, expected=expected_of(cases), config_hash=loaded.config_hash())
     if loaded.config.holdout is not None and merged.mode == "replay":
@@ -290,8 +294,35 @@ def warn_failing_critical(results: Any) -> None:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
+    """`run --mode record`; exit 2 when a call failed, once what succeeded is recorded."""
     args.mode = "record"
-    return cmd_run(args)
+    code, results = _run(args)
+    if code == 0:
+        refuse_failed_calls(results)
+    return code
+
+
+def refuse_failed_calls(results: Any) -> None:
+    """A recording run with a failed call recorded less than was asked: say so, exit 2.
+
+    Every response that arrived is already on disk (recordings are written as they come,
+    and a failed call is never recorded), so the fix costs only what failed.
+    """
+    from gate.errors import ResultsError
+    from gate.reporting.markup import truncate
+    from gate.reporting.show import one_line
+
+    failed = [s for case in results.cases for s in case.outputs if s.status == "error"]
+    if not failed:
+        return
+    cases = [case.id for case in results.cases if case.status == "error"]
+    shown = ", ".join(cases[:10]) + (f" and {len(cases) - 10} more" if len(cases) > 10 else "")
+    samples = sum(len(case.outputs) for case in results.cases)
+    raise ResultsError(
+        f"{len(failed)} of {samples} sample(s) failed a call, in {len(cases)} case(s): "
+        f"{shown} (first: {truncate(one_line(failed[0].reason), 200)}); every response that "
+        "arrived is recorded: fix the cause and run `casegate record --only-missing`"
+    )
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -313,6 +344,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from gate.produce.recordings import RecordingStore
     from gate.produce.run import import_python_target, make_grader, preflight, prepare_user_checks
+    from gate.suite.cases import unsourced
 
     loaded, cases = load(args)
     import_python_target(loaded)
@@ -323,6 +355,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     files = len({case.source for case in cases})
     print(f"ok: {len(cases)} cases in {files} file(s), suite {loaded.config.suite!r}")
+    for warning in unsourced(cases):
+        print(f"casegate: warning: {warning}", file=sys.stderr)
     if loaded.config.holdout is not None:
         from gate.holdout.scoring import validate_line
 

@@ -137,6 +137,10 @@ class Comparison:
     history: HistoryNotes | None = None
     #: the candidate's `samples: auto` looks (None: fixed samples)
     candidate_looks: list[int] | None = None
+    #: a slice's account of what it compared; what differed between the runs and was
+    #: compared anyway under --allow-config-change (gate.deciding.alike; set by the caller)
+    scope: str | None = None
+    allowed_changes: list[str] = field(default_factory=list)
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -312,7 +316,8 @@ def compare(
         removed=sorted(set(before) - set(after)),
         changed=lists["changed"],
         system_changes=_system_changes(baseline, candidate),
-        ruler_changes=_ruler_changes(baseline, candidate, shared_ids),
+        # A re-versioned case moved its expectation on purpose: no silent change of checks.
+        ruler_changes=_ruler_changes(baseline, candidate, comparable),
         usage=_usage(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,

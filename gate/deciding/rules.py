@@ -177,7 +177,11 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     quiet = [i for i in comparison.regressions if i not in critical_regressions]
     if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
         notes.append(f"{len(quiet)} non-critical regression(s) did not block: {', '.join(quiet)}")
-    notes.extend(f"ruler change: {note}" for note in comparison.ruler_changes)
+    notes.extend(
+        f"ruler change: {note}"
+        for note in comparison.ruler_changes
+        if note not in comparison.allowed_changes  # the report's head names those
+    )
     decision: Decision = "block" if reasons else "ship"
     if analysis is not None and not reasons:
         undecided = _inconclusive(analysis, rule)

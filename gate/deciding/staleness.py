@@ -16,14 +16,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gate.produce.recordings import TRANSPORT_KEYS
 from gate.results import SCHEMA, RunResults
 from gate.suite.config import Config, LoadedConfig
 from gate.yamlfile import printable
 
-#: Keys that change how a run is carried out, not what it measures.
-#: keys that change no verdict: how fast, and what is only warned about
+#: keys that change no verdict: how fast, what is only warned about, and how the system is
+#: reached (its transport settings and labels, which recordings ignore too)
 NOT_MEASURED = frozenset(
     {"concurrency", "baseline_max_age_days", "drift", "recordings.max_age_days", "history"}
+    | {f"system.{key}" for key in TRANSPORT_KEYS}
 )
 REFRESH = "refresh it with `casegate baseline` (the Action's `command: baseline`)"
 SHOWN_DIFFERENCES = 5

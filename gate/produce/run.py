@@ -259,6 +259,8 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
         source=f"{source}:{case.line}" if source else None,
         expect_hash=case.expect_hash(),
         note=case.note,
+        provenance=case.provenance,
+        added=None if case.added is None else str(case.added),
     )
 
 

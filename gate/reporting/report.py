@@ -1,4 +1,5 @@
-"""Reports of a comparison: text for terminals, markdown for pull requests, JSON.
+"""Reports of a comparison: text for terminals, markdown for pull requests (the JSON is in
+gate.reporting.jsonreport).
 
 Everything a pull request wrote is untrusted: model output, and also the suite
 and system names, the model, case ids, notes, reasons and check names. In
@@ -16,10 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from gate.deciding.compare import Comparison, Delta
-from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.rules import Verdict
 from gate.logsafe import flatten
 from gate.reporting.diffs import diff_texts
+from gate.reporting.jsonreport import json_report as json_report
 from gate.reporting.markup import (
     CELL_LIMIT,
     COMMENT_LIMIT,
@@ -34,6 +35,7 @@ from gate.reporting.markup import (
     truncate,
 )
 from gate.reporting.sections import (
+    case_origin,
     case_verdict,
     critical_first,
     holdout_section,
@@ -42,8 +44,10 @@ from gate.reporting.sections import (
     pairwise_lines,
     pairwise_section,
     rate_text,
+    reversioned,
     ruler_section,
     ruler_text,
+    scope_lines,
     significance_section,
     stale_baseline_section,
     suite_line,
@@ -118,10 +122,12 @@ def _short_value(value: Any) -> str:
 
 def text_report(comparison: Comparison, verdict: Verdict) -> str:
     lines = [
-        f"{verdict.decision.upper()}: {comparison.suite} — {headline_counts(comparison)}",
+        f"{verdict.decision.upper()}{' for a slice' if comparison.scope else ''}: "
+        f"{comparison.suite} — {headline_counts(comparison)}",
         f"system: {comparison.baseline.system} → {comparison.candidate.system} "
         f"({system_change_text(comparison)})",
     ]
+    lines += [f"  ◦ {line}" for line in scope_lines(comparison)]
     lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
     lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
     if comparison.ruler is not None:
@@ -177,7 +183,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         ("errors", comparison.errors),
         ("added", comparison.added),
         ("removed", comparison.removed),
-        ("changed", comparison.changed),
+        ("re-versioned", [f"{i} ({reversioned(comparison, i)})" for i in comparison.changed]),
     ):
         if ids:
             lines.append(f"{title}: {_some(ids)}")
@@ -226,11 +232,13 @@ def markdown_report(
     head = []
     if marker:
         head.append(marker)
-    head.append(f"### {icon} casegate: **{verdict.decision}** — {cell(comparison.suite)}")
+    sliced = " for a slice" if comparison.scope else ""
+    head.append(f"### {icon} casegate: **{verdict.decision}**{sliced} — {cell(comparison.suite)}")
     head.append(
         f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
+    head += [f"> ⚠️ {cell(line, 600)}" for line in scope_lines(comparison)]
     if comparison.warnings:
         head.append(stale_baseline_section(comparison.warnings))
     if comparison.recording_warnings:
@@ -311,7 +319,7 @@ def markdown_report(
     moved = (
         [("added", i) for i in comparison.added]
         + [("removed", i) for i in comparison.removed]
-        + [("changed (new version)", i) for i in comparison.changed]
+        + [(f"re-versioned ({reversioned(comparison, i)})", i) for i in comparison.changed]
     )
     if moved:
         rows = []
@@ -321,7 +329,7 @@ def markdown_report(
         sections.append(
             (
                 4,
-                f"#### Added, removed, changed ({len(rows)})\n\n"
+                f"#### Added, removed, re-versioned ({len(rows)})\n\n"
                 + table(["", "case", "candidate"], rows, len(rows)),
             )
         )
@@ -357,6 +365,8 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
         f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
         f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
     ]
+    if origin := case_origin(new or old):
+        parts.append(f"{cell(origin, 600)}\n")
     if before is None or after is None:
         parts += [
             f"Baseline output:\n{block(before)}\n",
@@ -408,87 +418,3 @@ def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
             + "\n_Truncated to fit GitHub's comment limit._\n"
         )
     return body
-
-
-# --- json -----------------------------------------------------------------------
-
-
-def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
-    def side(s: Any) -> dict[str, Any]:
-        return {"system": s.system, "pass_rate": s.pass_rate, "passed": s.passed, "cases": s.cases}
-
-    return {
-        "verdict": verdict.decision,
-        "reasons": [reason.to_dict() for reason in verdict.reasons],
-        "notes": verdict.notes,
-        "instrument": verdict.instrument,
-        "suite": comparison.suite,
-        "baseline": side(comparison.baseline),
-        "candidate": side(comparison.candidate),
-        "shared": {
-            "cases": comparison.shared_cases,
-            "baseline_pass_rate": comparison.shared_baseline_rate,
-            "candidate_pass_rate": comparison.shared_candidate_rate,
-        },
-        "regressions": comparison.regressions,
-        "critical_regressions": comparison.critical(comparison.regressions),
-        "fixes": comparison.fixes,
-        "unchanged_pass": comparison.unchanged_pass,
-        "unchanged_fail": comparison.unchanged_fail,
-        "errors": comparison.errors,
-        "added": comparison.added,
-        "removed": comparison.removed,
-        "changed": comparison.changed,
-        "system_changes": {k: list(v) for k, v in comparison.system_changes.items()},
-        "ruler_changes": comparison.ruler_changes,
-        "ruler": None if comparison.ruler is None else comparison.ruler.to_dict(),
-        "baseline_warnings": comparison.warnings,
-        "recording_warnings": comparison.recording_warnings,
-        "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
-        "flaky": [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky],
-        "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
-        "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
-        "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),
-        "history": None if comparison.history is None else comparison.history.to_dict(),
-    }
-
-
-def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, Any]:
-    change = analysis.change
-    return {
-        "suite_p_value": analysis.suite_p,
-        "suite_alpha": analysis.suite_alpha,
-        "alpha_shares": {
-            "critical": analysis.shares.critical,
-            "suite": analysis.shares.suite,
-            "pairwise": analysis.shares.pairwise,
-        },
-        "clusters": analysis.clusters,
-        "design_effect": analysis.design_effect,
-        "run_shift_variance": analysis.run_shift,
-        "run_spread": None if analysis.run_spread is None else analysis.run_spread.to_dict(),
-        "shift_explained": analysis.shift_explained,
-        "suite_confirmed": analysis.suite_confirmed,
-        "mean_change": change.mean,
-        "mean_change_ci": [change.low, change.high],
-        "shared_cases": change.cases,
-        "within_noise": analysis.within_noise,
-        "cases": {
-            case_id: {
-                "critical": test.critical,
-                "baseline": [test.base_passes, test.base_samples],
-                "candidate": [test.cand_passes, test.cand_samples],
-                "baseline_ci": list(test.base_interval),
-                "candidate_ci": list(test.cand_interval),
-                "p_lower": test.p_lower,
-                "p_higher": test.p_higher,
-                "verdict": case_verdict(case_id, comparison, analysis),
-            }
-            for case_id, test in analysis.tests.items()
-            if case_id in comparison.regressions
-            or case_id in comparison.fixes
-            or case_id in analysis.within_noise
-        },
-        "confirmed": sorted(i for i, c in analysis.confirmations.items() if c.confirmed),
-        "not_confirmed": sorted(i for i, c in analysis.confirmations.items() if not c.confirmed),
-    }

@@ -37,6 +37,35 @@ def critical_first(comparison: Comparison, ids: list[str]) -> list[str]:
     return sorted(ids, key=lambda i: (not comparison.candidate_cases[i].critical, i))
 
 
+def scope_lines(comparison: Comparison) -> list[str]:
+    """What the comparison covered, and what it compared although the runs differ."""
+    lines = [comparison.scope] if comparison.scope else []
+    if comparison.allowed_changes:
+        lines.append(
+            "compared under --allow-config-change, although the runs differ: "
+            + "; ".join(comparison.allowed_changes)
+        )
+    return lines
+
+
+def case_origin(case: CaseResult | None) -> str:
+    """Where the case came from and when it was added, as its file says ("" if it does not)."""
+    if case is None:
+        return ""
+    parts = [
+        f"{label}: {value}"
+        for label, value in (("provenance", case.provenance), ("added", case.added))
+        if value
+    ]
+    return " · ".join(parts)
+
+
+def reversioned(comparison: Comparison, case_id: str) -> str:
+    """`v1 → v2`: a re-versioned case is set aside from the comparison, on purpose."""
+    before, after = comparison.baseline_cases[case_id], comparison.candidate_cases[case_id]
+    return f"v{before.version} → v{after.version}"
+
+
 # --- markdown -----------------------------------------------------------------
 
 

@@ -133,15 +133,18 @@ def _headline(
 
 
 def _about(result: CaseResult, case: Case | None) -> list[str]:
-    """The case's file:line, tags, note and sample count."""
+    """The case's file:line, tags, note, provenance, date added and sample count."""
     where: str | None = result.source
-    tags, note = result.tags, result.note
+    tags, note, provenance, added = result.tags, result.note, result.provenance, result.added
     if case is not None:
         where, tags, note = f"{case.source}:{case.line}", case.tags, case.note
+        provenance, added = case.provenance, None if case.added is None else str(case.added)
     rows: list[tuple[str, str | None]] = [
         ("defined at", where),
         ("tags", ", ".join(tags) if tags else None),
         ("note", note),
+        ("provenance", provenance),
+        ("added", added),
     ]
     if case is not None and case.version != result.version:
         rows.append(

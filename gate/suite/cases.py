@@ -95,6 +95,24 @@ class Case(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+#: critical cases `unsourced` names one by one before it counts the rest
+UNSOURCED_LISTED = 10
+
+
+def unsourced(cases: Sequence[Case]) -> list[str]:
+    """Warnings for critical cases with neither `provenance` nor `added`: a case that blocks
+    a change should say where it came from, so a reviewer can weigh it."""
+    found = [case for case in cases if case.is_critical and not case.provenance and not case.added]
+    warnings = [
+        f"{case.source}:{case.line}: critical case {case.id!r} has neither `provenance` nor "
+        "`added`: say where it came from (an incident, a ticket, a spec) and when"
+        for case in found[:UNSOURCED_LISTED]
+    ]
+    if len(found) > UNSOURCED_LISTED:
+        warnings.append(f"and {len(found) - UNSOURCED_LISTED} more critical case(s) like them")
+    return warnings
+
+
 #: json.dumps(value, sort_keys=True, default=str) without building an encoder per call
 _EXPECT_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 

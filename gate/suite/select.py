@@ -35,14 +35,25 @@ class Selection:
         """Patterns on ids or tags (a shard aside)."""
         return bool(self.cases or self.tags)
 
+    @classmethod
+    def stored(cls, selection: dict[str, Any] | None) -> Selection:
+        """The selection a results file records (`to_dict`); None is the whole suite."""
+        if not selection:
+            return cls()
+        return cls(tuple(selection.get("cases", ())), tuple(selection.get("tags", ())))
+
     def includes(self, case: Case) -> bool:
-        if self.shard is not None and not self.shard.includes(case.id):
+        return self.chooses(case.id, case.tags, critical=case.is_critical)
+
+    def chooses(self, case_id: str, case_tags: Sequence[str], *, critical: bool) -> bool:
+        """`includes` for what a results file keeps of a case: its id, tags and criticality."""
+        if self.shard is not None and not self.shard.includes(case_id):
             return False
-        if self.cases and not any(fnmatch.fnmatchcase(case.id, p) for p in self.cases):
+        if self.cases and not any(fnmatch.fnmatchcase(case_id, p) for p in self.cases):
             return False
         wanted = [tag for tag in self.tags if not tag.startswith("!")]
         unwanted = [tag[1:] for tag in self.tags if tag.startswith("!")]
-        tags = [*case.tags, *(["critical"] if case.is_critical else [])]
+        tags = [*case_tags, *(["critical"] if critical else [])]
         if wanted and not any(fnmatch.fnmatchcase(t, p) for p in wanted for t in tags):
             return False
         return not any(fnmatch.fnmatchcase(t, p) for p in unwanted for t in tags)
@@ -79,9 +90,7 @@ def select(cases: Sequence[Case], selection: Selection) -> list[Case]:
 
 
 def describe_stored(selection: dict[str, Any] | None) -> str:
-    if not selection:
-        return "the whole suite"
-    return Selection(tuple(selection.get("cases", ())), tuple(selection.get("tags", ()))).describe()
+    return Selection.stored(selection).describe()
 
 
 def require_same_selection(
