@@ -18,7 +18,7 @@ from typing import Any, Literal
 from gate.deciding.compare import compare
 from gate.deciding.noise.adaptive import baseline_samples, references, replayed_rounds
 from gate.deciding.noise.confirm import confirmed_cases, suite_confirmed
-from gate.deciding.noise.runshift import spread_between_runs
+from gate.deciding.noise.runspread import spread_between_runs
 from gate.deciding.rules import decide
 from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis
 from gate.results import CaseResult, RunResults, SampleResult, summarise
@@ -38,7 +38,10 @@ CRITICAL = {
 }
 FAMILY = 5  # near-duplicates: c00-c04, c05-c09, …
 
-Latent = tuple[Literal["static", "run", "sample"], float] | None
+#: how families of near-duplicates shift on the logit: once per trial ("static"), per run
+#: (Normal, sigma), per run in every other family only ("run-some"), per run as a rare bad run
+#: (probability 0.1, a fall of the given size: "run-sparse"), or per sample
+Latent = tuple[Literal["static", "run", "run-some", "run-sparse", "sample"], float] | None
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def draws(
 ) -> dict[str, list[bool]]:
     """`count` verdicts per case; `static` holds each family's shift for this trial."""
     families = CASES // FAMILY
-    run_shift = [rng.gauss(0, latent[1]) if latent else 0.0 for _ in range(families)]
+    run_shift = [_run_shift(rng, latent, family) for family in range(families)]
     out: dict[str, list[bool]] = {case_id: [] for case_id in IDS}
     for _ in range(count):
         sample_shift = [
@@ -93,11 +96,21 @@ def draws(
             family = index // FAMILY
             shift = 0.0
             if latent is not None:
-                shift = {"static": static, "run": run_shift, "sample": sample_shift}[latent[0]][
-                    family
-                ]
+                by_kind = {"static": static, "sample": sample_shift}
+                shift = by_kind.get(latent[0], run_shift)[family]
             out[case_id].append(rng.random() < _shifted(rates[index], shift))
     return out
+
+
+def _run_shift(rng: random.Random, latent: Latent, family: int) -> float:
+    if latent is None or latent[0] in ("static", "sample"):
+        return 0.0
+    kind, size = latent
+    if kind == "run-some":
+        return rng.gauss(0, size) if family % 2 == 0 else 0.0
+    if kind == "run-sparse":
+        return -size if rng.random() < 0.1 else 0.0
+    return rng.gauss(0, size)
 
 
 @cache
@@ -164,8 +177,8 @@ def pairs_of(rng: random.Random, chance: float, count: int) -> PairwiseAnalysis:
     return PairwiseAnalysis(judge="sim", cases=found)
 
 
-def trial(scenario: Scenario, rng: random.Random) -> tuple[bool, int]:
-    """One comparison: (did the gate block, the candidate's calls)."""
+def trial(scenario: Scenario, rng: random.Random) -> tuple[str, int]:
+    """One comparison: (the gate's decision, the candidate's calls)."""
     rule_data = dict(scenario.rule)
     if scenario.pairwise is not None:
         rule_data["max_pairwise_loss_rate"] = scenario.pairwise[0]
@@ -201,7 +214,7 @@ def trial(scenario: Scenario, rng: random.Random) -> tuple[bool, int]:
     if scenario.confirm and comparison.noise is not None:
         comparison = _confirm(scenario, rng, comparison, rule, static)
     verdict = decide(comparison, rule)
-    return verdict.decision != "ship", calls
+    return verdict.decision, calls
 
 
 def _confirm(
@@ -284,9 +297,27 @@ SCENARIOS = [
             clusters=True,
             history=runs,
         )
-        for runs in (2, 3)
+        for runs in (2, 3, 5)
         for mode in ("fixed", "auto")
     ],
+    Scenario(
+        "A/A fixed, every other family shifts per run (σ=1.5), clusters declared, "
+        "3 base runs in history",
+        AA,
+        critical=frozenset(CRITICAL[5]),
+        latent=("run-some", 1.5),
+        clusters=True,
+        history=3,
+    ),
+    Scenario(
+        "A/A fixed, a rare bad run per family (p 0.1, logit −2), clusters declared, "
+        "3 base runs in history",
+        AA,
+        critical=frozenset(CRITICAL[5]),
+        latent=("run-sparse", 2.0),
+        clusters=True,
+        history=3,
+    ),
     Scenario(
         "A/A auto, 5 critical (2 flaky), 3 base runs in history",
         AA,
@@ -397,6 +428,15 @@ SCENARIOS = [
         base="estimated",
         cand="auto",
         latent=("run", 1.0),
+        clusters=True,
+        history=3,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5 in a steady family, every other family shifts per run "
+        "(σ=1.5), clusters declared, 3 base runs in history",
+        "—",
+        _dropped("c08", 0.5),
+        latent=("run-some", 1.5),
         clusters=True,
         history=3,
     ),

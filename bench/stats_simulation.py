@@ -15,7 +15,9 @@ comparisons that blocked with its exact 95% Clopper-Pearson interval, and the
 candidate's calls as a share of fixed n = 20.
 
 A/A rows (the system did not change) must block at most 2% (upper bound 2.5%);
-the floor row is a system exactly at its floor, which must ship at most 2%.
+the floor row is a system exactly at its floor, which must ship at most 2%. The
+"inconclusive" column counts exit 3: a critical drop that only a shift between runs,
+measured in the trusted history, could explain (never a ship).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def clopper_pearson(hits: int, trials: int) -> tuple[float, float]:
 @dataclass
 class Tally:
     blocked: int = 0
+    #: "inconclusive" (exit 3): a critical drop only a shift between runs could explain
+    undecided: int = 0
     calls: int = 0
     trials: int = 0
     extra: dict[str, int] = field(default_factory=dict)
@@ -68,8 +72,9 @@ def run_chunk(args: tuple[str, int, int]) -> Tally:
     rng = random.Random(seed)
     tally = Tally()
     for _ in range(count):
-        blocked, calls = trial(scenario, rng)
-        tally.blocked += blocked
+        decision, calls = trial(scenario, rng)
+        tally.blocked += decision == "block"
+        tally.undecided += decision == "inconclusive"
         tally.calls += calls
         tally.trials += 1
     return tally
@@ -82,6 +87,7 @@ def measure(scenario: Scenario, trials: int, workers: int, seed: int) -> Tally:
     with ProcessPoolExecutor(workers) as pool:
         for part in pool.map(run_chunk, chunks):
             total.blocked += part.blocked
+            total.undecided += part.undecided
             total.calls += part.calls
             total.trials += part.trials
     return total
@@ -97,21 +103,25 @@ def main() -> None:
     workers = 2
     started = time.perf_counter()
     print(f"{trials:,} comparisons per row; the default gate rule (alpha 0.02)\n")
-    print("| row | goal | blocks | 95% CI | calls / n = 20 |")
-    print("|---|---|---|---|---|")
+    print("| row | goal | blocks | 95% CI | inconclusive | calls / n = 20 |")
+    print("|---|---|---|---|---|---|")
     for seed, scenario in enumerate(SCENARIOS):
         if only and only not in scenario.name:
             continue
         tally = measure(scenario, trials, workers, seed)
         rate = tally.blocked / tally.trials
         low, high = clopper_pearson(tally.blocked, tally.trials)
+        if scenario.ships:  # a floor row counts ships: everything that is not a block
+            rate = (tally.blocked + tally.undecided) / tally.trials
+            low, high = clopper_pearson(tally.blocked + tally.undecided, tally.trials)
+        undecided = tally.undecided / tally.trials
         shown = 1 - rate if scenario.ships else rate
         shown_low, shown_high = (1 - high, 1 - low) if scenario.ships else (low, high)
         calls = tally.calls / (tally.trials * scenario.cases * 20)
         verb = "ships" if scenario.ships else "blocks"
         print(
             f"| {scenario.name} | {scenario.goal} | {verb} {shown:.2%} | "
-            f"{shown_low:.2%}–{shown_high:.2%} | {calls:.2f} |",
+            f"{shown_low:.2%}–{shown_high:.2%} | {undecided:.2%} | {calls:.2f} |",
             flush=True,
         )
     elapsed: Callable[[], float] = lambda: time.perf_counter() - started  # noqa: E731

@@ -130,6 +130,9 @@ def check(
         baseline_path = ruling.baseline_path
     rule = ruling.rule if ruling is not None else loaded.config.gate
     baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
+    # From repeated trusted runs (the base's history), never the candidate's; read before
+    # any of the suite's code runs, like the baseline.
+    run_spread = trusted_spread(loaded, ruling, baseline)
     recorded = snapshot(loaded, cases, mode)  # before any of the suite's code runs
     verdicts = pairwise.snapshot(loaded, cases, ruling, mode)
     # The held-out slice is decrypted and scored here, never in the child (which has no key).
@@ -211,8 +214,7 @@ def check(
             if held_out is not None and held_out.key is not None
             else None
         ),
-        # From repeated trusted runs (the base's history), never from the candidate's.
-        run_spread=trusted_spread(loaded, ruling, baseline, candidate),
+        run_spread=run_spread,
     )
     # The base commit's history under a ruling: the pull request's copy is its own claim.
     comparison = dataclasses.replace(

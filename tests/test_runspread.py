@@ -8,21 +8,14 @@ import dataclasses
 import math
 import random
 
-import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 from scipy import stats as scipy_stats
-from statsmodels.stats.meta_analysis import combine_effects
 
 from gate.deciding.noise.analysis import analyse
-from gate.deciding.noise.runshift import (
-    HETEROGENEITY_ALPHA,
-    RunSpread,
-    log_odds,
-    spread_between_runs,
-)
+from gate.deciding.noise.runspread import RunSpread, log_likelihood, spread_between_runs
 from gate.deciding.noise.stats import shifted_fisher_lower
 from gate.deciding.rules import decide
 from gate.history.records import HistoryRecord
@@ -74,7 +67,7 @@ def test_it_is_the_noncentral_tail_integrated_over_a_normal_shift(
         return float(cdf) * float(scipy_stats.norm.pdf(delta, scale=sd))
 
     reference, _ = integrate.quad(tail, -10 * sd, 10 * sd, limit=200)
-    assert shifted_fisher_lower(*table, spread) == pytest.approx(reference, abs=2e-6, rel=1e-4)
+    assert shifted_fisher_lower(*table, spread) == pytest.approx(reference, abs=2e-6, rel=1e-3)
 
 
 @settings(max_examples=20, deadline=None)
@@ -96,9 +89,16 @@ def test_an_estimated_spread_averages_over_students_t(
         )
         return float(cdf) * float(scipy_stats.t.pdf(delta / scale, freedom)) / scale
 
-    reference, _ = integrate.quad(tail, -80 * scale, 80 * scale, limit=500, points=[0])
+    reach = 40  # scipy's noncentral hypergeometric fails past odds of about e^100
+    reference, _ = integrate.quad(tail, -reach * scale, reach * scale, limit=500, points=[0])
+    # Beyond the reach the tail probability is flat: add t's mass out there at its edge values.
+    for edge in (-reach, reach):
+        flat = scipy_stats.nchypergeom_fisher.cdf(
+            cand_passes, total, passes, cand_samples, math.exp(edge * scale)
+        )
+        reference += float(flat) * float(scipy_stats.t.cdf(-reach, freedom))
     found = shifted_fisher_lower(*table, spread, freedom)
-    assert found == pytest.approx(reference, abs=1e-5, rel=2e-3)
+    assert found == pytest.approx(reference, abs=1e-6, rel=1e-3)
 
 
 def test_fewer_degrees_of_freedom_allow_more_shift() -> None:
@@ -134,40 +134,57 @@ def _runs(rng: random.Random, rates: list[float], runs: int, samples: int, sd: f
     return found
 
 
-@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # statsmodels' I² at τ² 0
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 19), st.just(20)), min_size=3, max_size=8))
-def test_one_case_over_its_runs_is_statsmodels_q_and_paule_mandel(counts: list) -> None:  # type: ignore[type-arg]
-    runs = [{"c": pair} for pair in counts]
-    found = spread_between_runs(runs)
-    effects = np.array([log_odds(*pair)[0] for pair in counts])
-    variances = np.array([log_odds(*pair)[1] for pair in counts])
-    reference = combine_effects(effects, variances, method_re="pm")
-    assert found.q == pytest.approx(reference.q, rel=1e-9, abs=1e-9)
-    assert found.freedom == len(counts) - 1
-    if scipy_stats.chi2.sf(reference.q, len(counts) - 1) < HETEROGENEITY_ALPHA:
-        assert found.variance == pytest.approx(reference.tau2, rel=1e-4, abs=1e-6)
-    else:
-        assert found.variance == 0
+@settings(max_examples=12, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 20), st.just(20)), min_size=2, max_size=3),
+    st.floats(0.1, 2.5),
+)
+def test_the_likelihood_is_the_binomial_integrated_over_centre_and_shifts(
+    counts: list[tuple[int, int]], tau: float
+) -> None:
+    """Against scipy's adaptive quadrature: log ∫ Π_r ∫ Binomial(k_r | n, expit(μ + τz))
+    φ(z) dz dμ over μ in (−8, 8), compared as differences between two τ (the binomial
+    coefficients and the centre's step are the same for every τ). Cases that passed, or
+    failed, every sample of every run never reach the likelihood (they say nothing)."""
+    assume(not all(k == 20 for k, _ in counts) and not all(k == 0 for k, _ in counts))
+
+    def reference(spread: float) -> float:
+        def run_chance(centre: float, passes: int, samples: int) -> float:
+            def at(z: float) -> float:
+                rate = 1 / (1 + math.exp(-(centre + spread * z)))
+                return rate**passes * (1 - rate) ** (samples - passes) * scipy_stats.norm.pdf(z)
+
+            return integrate.quad(at, -9, 9)[0]
+
+        def over_centre(centre: float) -> float:
+            return math.prod(run_chance(centre, k, n) for k, n in counts)
+
+        return math.log(integrate.quad(over_centre, -8, 8, limit=200)[0])
+
+    found = log_likelihood([counts], tau) - log_likelihood([counts], 0.5)
+    assert found == pytest.approx(reference(tau) - reference(0.5), rel=2e-3, abs=1e-3)
 
 
-def test_a_known_shift_between_runs_is_found() -> None:
-    rng = random.Random(11)
-    rates = [0.3 + 0.5 * i / 59 for i in range(60)]
-    found = spread_between_runs(_runs(rng, rates, runs=4, samples=50, sd=1.0))
-    assert 0.6 <= found.variance <= 1.5, found
-    assert found.runs == 4
-
-
-def test_runs_without_a_shift_show_one_about_as_often_as_the_level() -> None:
-    rng = random.Random(5)
-    rates = [0.5 + 0.45 * i / 29 for i in range(30)]
-    trials = 300
-    found = sum(
-        spread_between_runs(_runs(rng, rates, runs=3, samples=20, sd=0.0)).variance > 0
+def _estimates(sd: float, runs: int, trials: int) -> list[float]:
+    rng = random.Random(int(sd * 10) + runs)
+    rates = [0.95 + 0.04 * i / 11 for i in range(12)] + [0.5 + 0.4 * i / 19 for i in range(20)]
+    return [
+        spread_between_runs(_runs(rng, rates, runs=runs, samples=20, sd=sd)).variance
         for _ in range(trials)
-    )
-    assert found / trials <= HETEROGENEITY_ALPHA + 0.04
+    ]
+
+
+def test_a_known_shift_between_runs_is_found_without_the_bias_of_log_odds() -> None:
+    """τ² = 1 in 30 histories of 3 runs: the median estimate is near 1. (Cochran's Q on
+    empirical log odds, used first, put it near 0.4.)"""
+    found = sorted(_estimates(1.0, 3, 30))
+    assert 0.7 <= found[15] <= 1.5, found
+
+
+def test_runs_without_a_shift_rarely_show_one() -> None:
+    found = sorted(_estimates(0.0, 3, 30))
+    assert found[15] <= 0.02, found
+    assert sum(found) / len(found) <= 0.1, found
 
 
 def test_cases_that_passed_every_sample_of_every_run_say_nothing() -> None:
@@ -287,7 +304,7 @@ SPREAD = RunSpread(
     variance=1.0,
     runs=3,
     cases=30,
-    q=120.0,
+    likelihood_ratio=40.0,
     freedom=60,
     source="3 runs in h",
     informative=tuple((f"h{i}", 3) for i in range(30)),
@@ -340,13 +357,14 @@ def test_the_verdict_says_inconclusive_and_why() -> None:
         summary=summarise(cand_cases),
     )
     comparison = compare(baseline, candidate, GateConfig(), run_spread=SPREAD)
-    shipped = decide(comparison, GateConfig())
-    assert shipped.decision == "ship"
-    assert (
-        "no further than a shift between runs could take them (crit 19/20 → 12/20)"
-        in shipped.notes[0]
-    )
-    held = decide(comparison, GateConfig(on_inconclusive="block"))
-    assert held.decision == "inconclusive"
+    # The history may turn a block into "undecided", never into a ship, whatever the rule.
+    for rule in (GateConfig(), GateConfig(on_inconclusive="ship")):
+        held = decide(comparison, rule)
+        assert held.decision == "inconclusive"
+        assert (
+            "no further than a shift between runs could take them (crit 19/20 → 12/20)"
+            in (held.notes[0])
+        )
+        assert "It does not ship (exit 3)" in held.notes[0]
     blocked = decide(compare(baseline, candidate, GateConfig()), GateConfig())
     assert blocked.decision == "block"

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from gate.deciding.noise import analysis
 from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.noise.clusters import clusters_of
-from gate.deciding.noise.runshift import RunSpread
+from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.rulerside import RulerReview
 from gate.drift import age as recordingage
 from gate.errors import ResultsError

@@ -187,7 +187,9 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
         undecided = _inconclusive(analysis, rule)
         if undecided:
             notes.insert(0, undecided)
-            if rule.on_inconclusive == "block":
+            # A critical drop only a shift between runs could explain never ships, whatever
+            # `on_inconclusive` says: the history may only turn a block into "undecided".
+            if rule.on_inconclusive == "block" or analysis.shift_explained:
                 decision = "inconclusive"
     return Verdict(decision, reasons, notes)
 
@@ -313,7 +315,8 @@ def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
             f"inconclusive: critical case(s) dropped, but no further than a shift between "
             f"runs could take them ({counts}): {spread.runs} runs of this configuration in "
             f"the history move a case by τ² = {spread.variance:.2g} on the log-odds scale. "
-            "Only another run tells (each run draws its own shift): run the candidate live again"
+            "It does not ship (exit 3): only another run tells, since each run draws its "
+            "own shift (run the candidate live again)"
         )
     margin = rule.non_inferiority_margin
     if analysis.change.low >= -margin - EPSILON:

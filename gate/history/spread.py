@@ -1,5 +1,5 @@
 """How far cases move between repeated runs of the baseline's configuration, from the
-trusted history export (gate.deciding.noise.runshift.RunSpread).
+trusted history export (gate.deciding.noise.runspread.RunSpread).
 
 The run under judgement never contributes: a spread estimated from it can be widened on
 purpose. The export read is the one gate.history.locate trusts (the base commit's copy
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gate.deciding.noise.runshift import RunSpread, spread_between_runs
+from gate.deciding.noise.runspread import RunSpread, spread_between_runs
 from gate.errors import CasegateError
 from gate.history.export import read_export
 from gate.history.locate import trusted_export
@@ -26,9 +26,16 @@ if TYPE_CHECKING:
 
 
 def trusted_spread(
-    loaded: LoadedConfig, ruling: Ruling | None, baseline: RunResults, candidate: RunResults
+    loaded: LoadedConfig,
+    ruling: Ruling | None,
+    baseline: RunResults,
+    candidate: RunResults | None = None,
 ) -> RunSpread | None:
-    """The spread in the export the report may believe; None when there is none to read."""
+    """The spread in the export the report may believe; None when there is none to read.
+
+    `check` reads it before the suite's code runs, as it reads the baseline: code that can
+    write the extracted base tree (a runner without the sandbox) finds it already read.
+    """
     try:
         export, source = trusted_export(loaded, ruling)
     except (CasegateError, OSError):
@@ -37,7 +44,7 @@ def trusted_spread(
 
 
 def spread_in(
-    export: Path | None, source: str, baseline: RunResults, candidate: RunResults
+    export: Path | None, source: str, baseline: RunResults, candidate: RunResults | None
 ) -> RunSpread | None:
     """The spread between the runs of `baseline`'s configuration in `export`, the baseline
     among them; None with fewer than two distinct runs or an export that cannot be read."""
@@ -56,7 +63,7 @@ def spread_in(
 
 
 def runs_of(
-    records: list[HistoryRecord], baseline: RunResults, candidate: RunResults
+    records: list[HistoryRecord], baseline: RunResults, candidate: RunResults | None = None
 ) -> list[dict[str, tuple[int, int]]]:
     """Each distinct run of the baseline's configuration: case → (passes, samples).
 
@@ -65,7 +72,7 @@ def runs_of(
     is one draw replayed from the same recordings, not two.
     """
     versions = {case.id: case.version for case in baseline.cases}
-    itself = (candidate.config_hash, candidate.created_at)
+    itself = (candidate.config_hash, candidate.created_at) if candidate is not None else None
     found: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
     for record in records:
         if record.suite != baseline.suite or record.config_hash != baseline.config_hash:

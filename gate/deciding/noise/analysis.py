@@ -31,7 +31,8 @@ from functools import partial
 from typing import Any
 
 from gate.deciding.noise import level
-from gate.deciding.noise.runshift import RunSpread, estimate
+from gate.deciding.noise.runshift import estimate
+from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.noise.stats import (
     MeanChange,
     boschloo_lower,

@@ -17,7 +17,6 @@ another family's collapse).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -98,7 +97,7 @@ def between_variance(changes: Sequence[tuple[float, float]]) -> float:
     return q_profile(changes, freedom)
 
 
-def _key(case_id: str, cluster_of: Mapping[str, str]) -> str:
+def cluster_key(case_id: str, cluster_of: Mapping[str, str]) -> str:
     return cluster_of.get(case_id) or f"\0{case_id}"  # outside every cluster: one of its own
 
 
@@ -122,7 +121,7 @@ class RunShift:
     def _clusters(self) -> list[tuple[float, float]]:
         members: dict[str, list[tuple[float, float]]] = {}
         for case_id, change in self.cases.items():
-            members.setdefault(_key(case_id, self.cluster_of), []).append(change)
+            members.setdefault(cluster_key(case_id, self.cluster_of), []).append(change)
         return [_pooled(changes) for changes in members.values()]
 
     @property
@@ -134,90 +133,3 @@ class RunShift:
 def estimate(counts: Mapping[str, Counts], clusters: Mapping[str, str]) -> RunShift:
     """Every case's log-odds change: `counts` holds each case's equal first samples."""
     return RunShift({case_id: logit_change(c) for case_id, c in counts.items()}, dict(clusters))
-
-
-@dataclass(frozen=True, slots=True)
-class RunSpread:
-    """How far a case's log odds moves between repeated runs of one configuration.
-
-    Estimated from trusted runs only: the base's history (gate.history.spread), never the
-    run under judgement. `variance` is τ² per run (0: no shift found); a case's test then
-    allows the candidate's run and the baseline's run a shift each.
-    """
-
-    variance: float
-    runs: int  # distinct runs of the configuration
-    cases: int  # cases whose counts varied, and so say something
-    q: float  # Cochran's Q over those cases' runs
-    freedom: int  # Q's degrees of freedom: Σ (runs - 1) over those cases
-    source: str = ""
-    #: each case that said something, with the number of runs it was in
-    informative: tuple[tuple[str, int], ...] = ()
-    #: the degrees of freedom the estimate of τ² rests on, counted in clusters (cases in
-    #: a cluster shift together, so five of them are not five pieces of evidence)
-    shift_freedom: int = 0
-
-    def counted_in(self, clusters: Mapping[str, str] | None) -> RunSpread:
-        """This spread with its degrees of freedom counted in `clusters` (case → cluster;
-        a case outside every cluster is one of its own)."""
-        runs_of_group: dict[str, int] = {}
-        for case_id, runs in self.informative:
-            key = _key(case_id, clusters or {})
-            runs_of_group[key] = max(runs_of_group.get(key, 0), runs)
-        freedom = sum(runs - 1 for runs in runs_of_group.values())
-        return dataclasses.replace(self, shift_freedom=freedom)
-
-    def to_dict(self) -> dict[str, float | int | str]:
-        return {
-            "variance": self.variance,
-            "runs": self.runs,
-            "cases": self.cases,
-            "cochran_q": self.q,
-            "degrees_of_freedom": self.freedom,
-            "shift_degrees_of_freedom": self.shift_freedom,
-            "source": self.source,
-        }
-
-    @property
-    def between_two_runs(self) -> float:
-        """The variance of the log odds ratio between two runs: one shift each."""
-        return 2 * self.variance
-
-
-def spread_between_runs(
-    runs: Sequence[Mapping[str, tuple[int, int]]], source: str = ""
-) -> RunSpread:
-    """τ² from repeated runs of an unchanged configuration: each maps case → (passes, samples).
-
-    Every case seen in two runs or more gives its runs' log odds around their weighted
-    mean; the cases share one τ². Cochran's Q, summed over the cases, tests "no shift
-    between runs" against χ² with Σ(runs − 1) degrees of freedom at HETEROGENEITY_ALPHA;
-    when it rejects, τ² is the Paule–Mandel estimate (where the summed generalised Q falls
-    to its degrees of freedom). A case that passed (or failed) every sample of every run
-    is left out: at these counts its log odds is unbounded, and it shows no movement only
-    because it cannot.
-    """
-    seen: dict[str, list[tuple[int, int]]] = {}
-    for run in runs:
-        for case_id, counts in run.items():
-            seen.setdefault(case_id, []).append(counts)
-    informative = {
-        case_id: [log_odds(passes, samples) for passes, samples in counts]
-        for case_id, counts in seen.items()
-        if len(counts) > 1
-        and not all(passes == samples for passes, samples in counts)
-        and not all(passes == 0 for passes, _ in counts)
-    }
-    groups = list(informative.values())
-    freedom = sum(len(group) - 1 for group in groups)
-    q = sum(generalised_q(group, 0.0) for group in groups)
-    seen_in = tuple((case_id, len(group)) for case_id, group in informative.items())
-    found = RunSpread(0.0, len(runs), len(groups), q, freedom, source, seen_in, freedom)
-    if freedom == 0:
-        return found
-    from scipy.stats import chi2
-
-    if q <= float(chi2.ppf(1 - HETEROGENEITY_ALPHA, freedom)):
-        return found
-    variance = _profile(lambda spread: sum(generalised_q(g, spread) for g in groups), freedom)
-    return dataclasses.replace(found, variance=variance)
