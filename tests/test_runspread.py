@@ -368,3 +368,13 @@ def test_the_verdict_says_inconclusive_and_why() -> None:
         assert "It does not ship (exit 3)" in held.notes[0]
     blocked = decide(compare(baseline, candidate, GateConfig()), GateConfig())
     assert blocked.decision == "block"
+
+
+def test_a_case_whose_counts_disagree_with_its_rate_is_recorded_without_counts() -> None:
+    from gate.history.records import records_of
+
+    edited = dataclasses.replace(sampled("a", 18, 20), pass_rate=0.5)
+    results = run([edited, sampled("b", 12, 20)], suite="s", system="n")
+    first, second = records_of(results, "c" * 40)
+    assert (first.passes, first.samples, first.pass_rate) == (None, None, 0.5)
+    assert (second.passes, second.samples) == (12, 20)

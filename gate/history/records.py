@@ -177,8 +177,10 @@ def _records(results: RunResults, commit: str, mode: str | None) -> list[History
             # Numbers as they are: the record's validators turn an integer into a float,
             # and refuse one no float (or SQLite) can hold.
             pass_rate=case.pass_rate,
-            passes=case.passes,
-            samples=case.samples,
+            # Counts only where they say what pass_rate says (a results file edited by
+            # hand, or a case with no sample, keeps its rate and no counts).
+            passes=case.passes if _counted(case) else None,
+            samples=case.samples if _counted(case) else None,
             weight=case.weight,
             input_tokens=case.input_tokens,
             output_tokens=case.output_tokens,
@@ -187,3 +189,10 @@ def _records(results: RunResults, commit: str, mode: str | None) -> list[History
         )
         for case in results.cases
     ]
+
+
+def _counted(case: Any) -> bool:
+    samples, passes = case.samples, case.passes
+    if not (isinstance(samples, int) and isinstance(passes, int)) or not 0 <= passes <= samples:
+        return False
+    return samples > 0 and abs(passes / samples - case.pass_rate) <= 1e-9
