@@ -100,6 +100,52 @@ def test_runs_of_another_configuration_are_no_evidence(project: Project) -> None
     assert gated.returncode == 1, gated.stdout + gated.stderr
 
 
+# --- without a history: the clusters beside a case, which can only make it inconclusive --
+
+
+def _families(path: Path, moved: list[int], created_at: str) -> Path:
+    """Eight families of five with `clusters: {by: id_prefix}`, f1-0 critical; family k's
+    cases pass moved[k] of 20."""
+    cases = [
+        sampled(f"f{k}-{member}", passes, 20, critical=(k, member) == (1, 0))
+        for k, passes in enumerate(moved)
+        for member in range(5)
+    ]
+    built = run(cases, suite="demo", system="echo", clusters={"by": "id_prefix"})
+    write_results(dataclasses.replace(built, created_at=created_at), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("moved", "exit_code"),
+    [
+        ([12, 8, 18, 10, 19, 14, 9, 17], 3),  # every family moved; f1 no further than others
+        ([18, 8, 18, 18, 18, 18, 18, 18], 1),  # f1 fell alone
+    ],
+)
+def test_without_a_history_a_drop_the_other_families_match_is_inconclusive(
+    project: Project, moved: list[int], exit_code: int
+) -> None:
+    baseline = _families(project.root / "base.json", [18] * 8, "2026-11-04T08:00:00+00:00")
+    candidate = _families(project.root / "cand.json", moved, "2026-11-05T08:00:00+00:00")
+    project.write_config(gate={"on_inconclusive": "ship"})
+    gated = casegate("gate", str(baseline), str(candidate), cwd=project.root)
+    assert gated.returncode == exit_code, gated.stdout + gated.stderr
+    compared = casegate(
+        "compare", str(baseline), str(candidate), "--format", "json", cwd=project.root
+    )
+    noise = json.loads(compared.stdout)["noise"]
+    if exit_code == 3:
+        assert "no further than the suite's other clusters moved" in gated.stdout
+        assert "f1-0 18/20 → 8/20" in gated.stdout
+        assert noise["shift_explained"] == ["f1-0"]
+        assert noise["spread_beside"]["f1-0"]["shift_degrees_of_freedom"] == 7
+    else:
+        assert gated.stdout.startswith("BLOCK")
+        assert noise["shift_explained"] == [] and noise["spread_beside"] == {}
+    assert noise["run_spread"] is None
+
+
 # --- the pull request's own history is never the evidence ------------------------------
 
 ALTERNATING_BOT = """

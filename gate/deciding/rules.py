@@ -318,6 +318,21 @@ def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
             "It does not ship (exit 3): only another run tells, since each run draws its "
             "own shift (run the candidate live again)"
         )
+    if explained:
+        counts = "; ".join(
+            f"{i} {analysis.tests[i].counts()}, τ² = {analysis.spread_beside[i].variance:.2g} "
+            f"in the {analysis.spread_beside[i].shift_freedom} cluster(s) beside it"
+            for i in explained[:20]
+            if i in analysis.spread_beside
+        )
+        return (
+            "inconclusive: critical case(s) dropped, but no further than the suite's other "
+            f"clusters moved between the baseline's run and this one ({counts}, on the "
+            "log-odds scale). With one run a side, a shift between runs and a regression look "
+            "alike. It does not ship (exit 3): rerun the candidate live, or keep repeated runs "
+            "of the baseline's configuration in the history (`casegate history add`) so the "
+            "gate can tell them apart"
+        )
     margin = rule.non_inferiority_margin
     if analysis.change.low >= -margin - EPSILON:
         return None

@@ -68,6 +68,9 @@ def _noise_json(comparison: Comparison, analysis: NoiseAnalysis) -> dict[str, An
         "run_shift_variance": analysis.run_shift,
         "run_spread": None if analysis.run_spread is None else analysis.run_spread.to_dict(),
         "shift_explained": analysis.shift_explained,
+        "spread_beside": {
+            case_id: spread.to_dict() for case_id, spread in analysis.spread_beside.items()
+        },
         "suite_confirmed": analysis.suite_confirmed,
         "mean_change": change.mean,
         "mean_change_ci": [change.low, change.high],

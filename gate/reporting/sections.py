@@ -191,8 +191,8 @@ def suite_line(analysis: NoiseAnalysis) -> str:
             f"{analysis.run_shift:.2g} on the log-odds scale): a critical drop may be such a "
             "shift rather than this change; only another run tells them apart (a live `check` "
             "confirms flagged cases that way, and repeated baseline runs in the history let "
-            "the gate allow for it). The verdict does not allow for it: this run is the one "
-            "being judged."
+            "the gate allow for it). This run is the one being judged, so the spread it "
+            "shows can make a critical drop inconclusive, never let it ship."
         )
     return line
 

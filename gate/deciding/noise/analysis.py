@@ -32,7 +32,7 @@ from typing import Any
 
 from gate.deciding.noise import level
 from gate.deciding.noise.runshift import estimate
-from gate.deciding.noise.runspread import RunSpread
+from gate.deciding.noise.runspread import RunSpread, spread_beside
 from gate.deciding.noise.stats import (
     MeanChange,
     boschloo_lower,
@@ -110,6 +110,10 @@ class NoiseAnalysis:
     #: critical cases whose drop would block without the allowance for shifts between
     #: runs: the gate cannot tell them from such a shift, and says so (inconclusive)
     shift_explained: list[str] = field(default_factory=list)
+    #: without trusted repeated runs, the spread the two runs themselves show in the
+    #: clusters beside each critical case that dropped (case → spread); it can only make
+    #: a block inconclusive
+    spread_beside: dict[str, RunSpread] = field(default_factory=dict)
 
     def change_text(self) -> str:
         """`mean change -3.7 points per case (95% CI -8.4 to +1.0)`"""
@@ -362,12 +366,15 @@ def analyse(
         run_spread = run_spread.counted_in(clusters)
         spread, freedom = run_spread.between_two_runs, run_spread.shift_freedom
     tests = [case_test(old, new, looks, spread, freedom) for old, new in pairs]
+    beside: dict[str, RunSpread] = {}
+    if run_spread is None and clusters:
+        tests, beside = _allow_shift_beside(pairs, tests, rule, looks, clusters)
     tests_by = {t.id: t for t in tests}
     shares = level.shares(rule, has_critical=any(t.critical for t in tests))
     suite = suite_test(pairs, shares.suite, looks, clusters)
     regressions = significant(tests, rule, lower=True)
     explained = []
-    if spread > 0:
+    if spread > 0 or beside:
         would_block = significant(tests, rule, lower=True, unshifted=True)
         explained = [i for i in would_block if i not in regressions and tests_by[i].critical]
     fixes = significant(tests, rule, lower=False)
@@ -392,7 +399,41 @@ def analyse(
         run_shift=shift.variance if shift else 0.0,
         run_spread=run_spread,
         shift_explained=explained,
+        spread_beside=beside,
     )
+
+
+def _allow_shift_beside(
+    pairs: Sequence[tuple[CaseResult, CaseResult]],
+    tests: list[CaseTest],
+    rule: GateConfig,
+    looks: list[int] | None,
+    clusters: Mapping[str, str],
+) -> tuple[list[CaseTest], dict[str, RunSpread]]:
+    """Without trusted repeated runs: each critical case that would block is tested again
+    allowing the shift the two runs show in the clusters beside its own.
+
+    Declared clusters say cases move together between runs; with one run a side, such a
+    shift looks like a regression (an independent simulation blocked 16-18% of unchanged
+    systems whose families shifted between runs). The other clusters are the only evidence
+    of it, and the candidate's run is the pull request's, so what this finds is used only
+    to say "inconclusive" (gate.deciding.rules), never to ship.
+    """
+    blocking = set(significant(tests, rule, lower=True))
+    by_id = {new.id: (old, new) for old, new in pairs}
+    beside: dict[str, RunSpread] = {}
+    retested = []
+    for test in tests:
+        spread = None
+        if test.critical and test.id in blocking:
+            spread = spread_beside(pairs, clusters, test.id)
+        if spread is None or spread.variance <= 0:
+            retested.append(test)
+            continue
+        beside[test.id] = spread
+        old, new = by_id[test.id]
+        retested.append(case_test(old, new, looks, spread.between_two_runs, spread.shift_freedom))
+    return retested, beside
 
 
 def noisy(pairs: Sequence[tuple[CaseResult, CaseResult]]) -> bool:
