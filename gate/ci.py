@@ -37,6 +37,7 @@ from gate.results import RunResults, read_results, write_results
 from gate.secrets import hide_from_proc, key_variables
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
+from gate.suite.sections import CalibrationBar
 from gate.suite.select import Selection, describe_stored, require_same_selection
 
 
@@ -60,11 +61,21 @@ class CheckOutcome:
         return self.candidate.shard is not None
 
 
-def with_judge_lines(verdict: Verdict, candidate: RunResults, root: Path) -> Verdict:
-    """Add the judge pin and its last calibration to a verdict on a run that used it."""
+def with_judge_lines(
+    verdict: Verdict, candidate: RunResults, root: Path, bar: CalibrationBar | None = None
+) -> Verdict:
+    """Add the judge pin and its last calibration, held to the suite's `bar`, to a verdict
+    on a run that used it."""
     uses_judge = any(c.check == "judge" for case in candidate.cases for c in case.checks)
     calibration = read_calibration(root / f"{candidate.suite}.judge-calibration.json")
-    info, warnings = judge_lines(candidate.config.get("judge"), uses_judge, calibration)
+    system = candidate.config.get("system")
+    info, warnings = judge_lines(
+        candidate.config.get("judge"),
+        uses_judge,
+        calibration,
+        bar,
+        system if isinstance(system, dict) else None,
+    )
     if not info and not warnings:
         return verdict
     return dataclasses.replace(
@@ -234,7 +245,8 @@ def check(
         )
     # The judge's calibration is read where the ruler is: the base's, in a pull request.
     calibration_root = ruling.base.loaded.root if ruling and ruling.base else loaded.root
-    verdict = with_judge_lines(decide(comparison, rule), candidate, calibration_root)
+    bar = (ruling.base.loaded if ruling and ruling.base else loaded).config.calibration
+    verdict = with_judge_lines(decide(comparison, rule), candidate, calibration_root, bar)
     if notes:
         verdict = dataclasses.replace(verdict, notes=[*notes, *verdict.notes])
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")

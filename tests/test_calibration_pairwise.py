@@ -61,9 +61,11 @@ def test_pairwise_labels_measure_agreement_missed_losses_and_order_bias(
     llm_server.reply = prefers("sorry")
     pairwise_project(project, llm_server)
     labels = write_pairs(project.root / "pairs.jsonl", ROWS)
-    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 1  # 4 < 30 labels
     assert len(llm_server.received) == 6  # three differing pairs, both orders each
     out = capsys.readouterr().out
+    assert "4 pairwise labels judged, fewer than min_labels 30" in out
+    assert "pairwise labels: missed-loss rate 50%, above max_false_pass 0.1" in out
     assert "pairwise agreement: 75%" in out
     assert "missed-loss rate: 50%" in out  # of the two pairs a person gave to the baseline
     assert "order agreement: 100%" in out
@@ -74,7 +76,7 @@ def test_pairwise_labels_measure_agreement_missed_losses_and_order_bias(
     assert stored["labels"] == 0  # no pointwise label: those figures stay empty
 
     # Replayed for free; a report on a pairwise run quotes the pairwise calibration.
-    assert main(["judge", "calibrate", str(labels)]) == 0
+    assert main(["judge", "calibrate", str(labels)]) == 1
     assert len(llm_server.received) == 6
     assert main(["baseline", "--mode", "record", "--quiet"]) == 0
     assert main(["record", "--quiet", "--set", "system.style=sorry"]) == 0
@@ -89,7 +91,7 @@ def test_a_judge_biased_by_position_shows_in_the_order_agreement(
     llm_server.reply = first_shown
     pairwise_project(project, llm_server)
     labels = write_pairs(project.root / "pairs.jsonl", ROWS)
-    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 1
     out = capsys.readouterr().out
     assert "order agreement: 0%" in out  # every differing pair: ties by disagreement
     assert "pairwise agreement: 25%" in out  # only the identical pair, a tie, agrees

@@ -211,17 +211,22 @@ def test_calibrate_measures_agreement_and_reports_quote_it(
             ("blunt", "no.", "fail"),  # agree
         ],
     )
-    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    # Six labels and a kappa of 0.33 are measured and stored, and fall short of the bar.
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 1
     out = capsys.readouterr().out
     assert "agreement: 67%" in out and "Cohen's kappa: 0.33" in out
     assert "false-pass rate: 33%" in out and "false-fail rate: 33%" in out
+    assert "below the suite's bar (`calibration:`)" in out
+    assert "6 labels judged, fewer than min_labels 30" in out
+    assert "labels: kappa 0.33, below min_kappa 0.6" in out
+    assert "labels: false-pass rate 33%, above max_false_pass 0.1" in out
     stored = json.loads((project.root / "demo.judge-calibration.json").read_text())
     assert stored["kappa"] == pytest.approx(1 / 3)
     assert len(stored["disagreements"]) == 2
 
     # Replaying the calibration costs nothing.
     asked = len(llm_server.received)
-    assert main(["judge", "calibrate", str(labels)]) == 0
+    assert main(["judge", "calibrate", str(labels)]) == 1
     assert len(llm_server.received) == asked
 
     # Reports on a run that used the judge quote the calibration...
@@ -232,6 +237,7 @@ def test_calibrate_measures_agreement_and_reports_quote_it(
     assert main(["check", "--quiet", "--report", "r.md"]) == 1
     report = Path("r.md").read_text()
     assert "last calibrated" in report and "kappa 0.33" in report
+    assert "calibration is below the suite's bar" in report
     # ...and warn once the pin has moved on.
     assert main(["record", "--quiet", "--set", "judge.model=judge-model-2026-01-01"]) == 2
     code = main(

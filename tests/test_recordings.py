@@ -287,13 +287,15 @@ def test_prune_keeps_the_judge_verdicts_current_outputs_use(
     # Calibration verdicts are keyed on the labels' outputs, which prune cannot see:
     # under the calibrated pin, every verdict stays.
     labels = write_labels(project.root / "labels.jsonl", [("apology", "so sorry", "pass")])
-    assert cli(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    assert (
+        cli(["judge", "calibrate", str(labels), "--mode", "record"]) == 1
+    )  # 1 label: below the bar
     capsys.readouterr()
     assert cli(["recordings", "prune"]) == 0
     out = capsys.readouterr().out
     assert "casegate.yml's calibrated judge pin is kept" in out
     assert out.endswith("nothing to prune: every recording is in use\n")
-    assert cli(["judge", "calibrate", str(labels)]) == 0  # replayed, no call
+    assert cli(["judge", "calibrate", str(labels)]) == 1  # replayed, no call
     assert len(llm_server.received) == calls + 1
 
 

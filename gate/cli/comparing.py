@@ -80,7 +80,15 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     )
     verdict = alike.blocked(decide(comparison, rule), reasons)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
-    return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root)
+    bar = _calibration_bar(args)
+    return baseline, candidate, comparison, with_judge_lines(verdict, candidate, root, bar)
+
+
+def _calibration_bar(args: argparse.Namespace) -> Any:
+    """The suite's `calibration:` bar when its config is at hand (None: the default bar)."""
+    from gate.suite.config import load_config
+
+    return load_config(args.config).config.calibration if _config_at_hand(args) else None
 
 
 def _defined_ids(args: argparse.Namespace, candidate: Any) -> set[str] | None:

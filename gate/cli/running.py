@@ -379,4 +379,11 @@ def cmd_judge_calibrate(args: argparse.Namespace) -> int:
     for line in calibration.disagreement_lines(result, args.labels):
         print(line)
     print(f"calibration: {path}")
+    if result["below_bar"]:
+        # Stored all the same: the figures are the measurement, the bar what they must reach.
+        print("below the suite's bar (`calibration:`), so its verdicts are not yet trusted:")
+        for short in result["below_bar"]:
+            print(f"  {short}")
+        return 1
+    print("meets the suite's bar (`calibration:`)")
     return 0

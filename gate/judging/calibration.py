@@ -26,10 +26,12 @@ from gate.errors import CaseFileError, ConfigError, MissingRecordingError, Resul
 from gate.judging.checks.graded import pairwise_rubric, pointwise_rubric
 from gate.judging.judge import Grader, JudgePin, MissingJudgeRecording, pin_fingerprint
 from gate.judging.pairwise import judge_pair
-from gate.produce.recordings import RecordingStore
+from gate.judging.trust import below_bar, system_changed
+from gate.produce.recordings import RecordingStore, system_fingerprint
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
+from gate.suite.sections import CalibrationBar
 
 SCHEMA = "casegate.calibration/1"
 VERDICTS = ("pass", "fail")
@@ -253,10 +255,13 @@ def calibrate(
         "calibrated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "pin": pin.model_dump(mode="json"),
         "pin_fingerprint": pin_fingerprint(pin),
+        # The system whose outputs the labels are of: another one makes this calibration stale.
+        "system_fingerprint": system_fingerprint(loaded.resolved_system()),
         **_pointwise_figures(singles, graded),
     }
     if pairs:
         result["pairwise"] = _pairwise_figures(pairs, compared)
+    result["below_bar"] = below_bar(result, loaded.config.calibration)
     return result
 
 
@@ -405,9 +410,15 @@ def read_calibration(path: Path) -> dict[str, Any] | None:
 
 
 def judge_lines(
-    judge: dict[str, Any] | None, uses_judge: bool, calibration: dict[str, Any] | None
+    judge: dict[str, Any] | None,
+    uses_judge: bool,
+    calibration: dict[str, Any] | None,
+    bar: CalibrationBar | None = None,
+    system: dict[str, Any] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """(information, warnings) about the judge for a report on a run that used it."""
+    """(information, warnings) about the judge for a report on a run that used it: its
+    calibration held to `bar` (the suite's, read where the ruler is) and to `system`, the
+    run's resolved system under test."""
     if judge is None or not uses_judge:
         return [], []
     try:
@@ -434,13 +445,26 @@ def judge_lines(
             f"; pairwise: agreement {_fmt(pairs.get('agreement'))} on {pairs.get('judged')} "
             f"pairs, missed-loss {_fmt(pairs.get('missed_loss_rate'))}"
         )
+    warnings = []
     if calibration.get("pin_fingerprint") != pin_fingerprint(pin):
         try:
             old = JudgePin.model_validate(calibration.get("pin", {})).describe()
         except ValueError:
             old = "an unreadable pin"
-        return info, [
+        warnings.append(
             f"the judge pin changed since its last calibration ({old} → {pin.describe()}): "
             "recalibrate before trusting its verdicts"
-        ]
-    return info, []
+        )
+    if system_changed(calibration, system):
+        warnings.append(
+            "the system under test changed since the judge's last calibration: its outputs "
+            "may fail in ways the labels never showed; label some of them and recalibrate"
+        )
+    short = below_bar(calibration, bar or CalibrationBar())
+    if short:
+        warnings.append(
+            "the LLM judge's calibration is below the suite's bar (`calibration:`): "
+            + "; ".join(short)
+            + ". Its verdicts are a model's claim until it meets it"
+        )
+    return info, warnings

@@ -30,6 +30,7 @@ from gate.produce.services.pins import EmbeddingsPin, ModerationPin
 from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.suite.sections import (
     AdaptiveConfig,
+    CalibrationBar,
     DriftConfig,
     GateConfig,
     HoldoutConfig,
@@ -85,6 +86,8 @@ class Config(_Strict):
     baseline_max_age_days: int | None = Field(default=30, ge=1, le=36500, strict=True)
     pricing: dict[str, Price] = Field(default_factory=dict)
     judge: JudgePin | None = None
+    #: what the judge's calibration must show before its verdicts are trusted
+    calibration: CalibrationBar = Field(default_factory=CalibrationBar)
     #: the services `similar` (method embedding) and `moderation` measure with
     embeddings: EmbeddingsPin | None = None
     moderation: ModerationPin | None = None
@@ -97,7 +100,7 @@ class Config(_Strict):
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _without_unset(self, handler(self), ("history", "clusters"))
+        return _without_unset(self, handler(self), ("history", "clusters", "calibration"))
 
     @field_validator("cases", mode="before")
     @classmethod

@@ -99,6 +99,23 @@ class DriftConfig(_Strict):
     max_flips: int = Field(default=0, ge=0, le=1_000_000, strict=True)
 
 
+class CalibrationBar(_Strict):
+    """`calibration:` what the judge's calibration must show before its verdicts are
+    trusted (gate.judging.trust). A judge's verdict is a model's claim: 5 labels, or a
+    kappa near chance, prove nothing, and a judge that passes what a person failed hides
+    exactly the regressions the gate exists to catch."""
+
+    #: labels the judge must have judged (each of pointwise and pairwise, where present)
+    min_labels: int = Field(default=30, ge=1, le=1_000_000, strict=True)
+    #: the share of labels on which judge and person agreed; None: not checked
+    min_agreement: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: Cohen's kappa (agreement beyond chance); 0.6 is "substantial" (Landis and Koch 1977)
+    min_kappa: float | None = Field(default=0.6, ge=-1, le=1, allow_inf_nan=False)
+    #: of the outputs a person failed, the share the judge passed (pairwise: of the pairs a
+    #: person preferred the baseline's output in, the share the judge did not); None: not checked
+    max_false_pass: float | None = Field(default=0.1, ge=0, le=1, allow_inf_nan=False)
+
+
 class HoldoutConfig(_Strict):
     """`holdout:` a folder path, or a mapping `{path, key_env, max_reads}` (gate.holdout)."""
 

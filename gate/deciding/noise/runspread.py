@@ -177,7 +177,8 @@ def spread_beside(
     None when the clusters beside it are too few to say anything. It is not first tested
     for a shift: a likelihood ratio pretest at 5% spared a few real collapses from
     "inconclusive" but let 3.2% of unchanged `samples: auto` systems whose families did
-    shift be blocked (500 comparisons of the simulation in bench/), and a block is the error the level bounds.
+    shift be blocked (500 comparisons of the simulation in bench/), and a block is the
+    error the level bounds.
     """
     own = cluster_key(case_id, clusters)
     beside = [(old, new) for old, new in pairs if cluster_key(new.id, clusters) != own]

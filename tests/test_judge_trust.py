@@ -1,0 +1,112 @@
+"""gate/judging/trust.py through the CLI: a calibration is held to the suite's bar
+(`calibration:`), and one made on another system under test is reported stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.cli import main
+from gate.judging.trust import below_bar
+from gate.suite.sections import CalibrationBar
+from tests.conftest import Project, case
+from tests.fakes.llm_server import FakeLLMServer
+from tests.test_judge import RUBRIC, grading_judge, write_labels
+
+#: four labels the grading judge agrees with: it passes what says sorry, fails the rest
+AGREED = [
+    ("apology", "sorry, that is on us", "pass"),
+    ("apology", "no.", "fail"),
+    ("blunt", "so sorry", "pass"),
+    ("blunt", "policy is policy", "fail"),
+]
+
+
+def _judged(project: Project, server: FakeLLMServer, **config: Any) -> None:
+    project.write_config(
+        judge={
+            "provider": "openai",
+            "model": "judge-model-2025-01-01",
+            "prompt_version": 1,
+            "temperature": 0,
+            "base_url": server.url + "/v1",
+            "max_retries": 1,
+        },
+        **config,
+    )
+    project.write_cases(
+        [
+            case("apology", "sorry it broke", judge={"rubric": RUBRIC}, fields_={"critical": True}),
+            case("blunt", "policy says no", judge={"rubric": RUBRIC}),
+        ]
+    )
+
+
+def test_a_calibration_on_too_few_labels_is_below_the_default_bar(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = grading_judge
+    _judged(project, llm_server)
+    labels = write_labels(project.root / "labels.jsonl", AGREED)
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 1
+    out = capsys.readouterr().out
+    assert "agreement: 100%" in out
+    assert "4 labels judged, fewer than min_labels 30" in out
+    assert "kappa" not in out.split("below the suite's bar")[1]  # a kappa of 1 meets it
+
+
+def test_the_suites_bar_decides_and_a_met_bar_says_so(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = grading_judge
+    _judged(project, llm_server, calibration={"min_labels": 4, "min_agreement": 0.9})
+    labels = write_labels(project.root / "labels.jsonl", AGREED)
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    assert "meets the suite's bar (`calibration:`)" in capsys.readouterr().out
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    assert main(["check", "--quiet", "--report", "same.md"]) == 0
+    same = Path("same.md").read_text()
+    assert "last calibrated" in same
+    assert "below the suite's bar" not in same
+    assert "system under test changed" not in same
+
+
+def test_a_calibration_made_on_another_system_is_reported_stale(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    llm_server.reply = grading_judge
+    _judged(project, llm_server, calibration={"min_labels": 4})
+    labels = write_labels(project.root / "labels.jsonl", AGREED)
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    assert main(["record", "--quiet", "--set", "system.style=loud"]) == 0
+    assert main(["check", "--quiet", "--set", "system.style=loud", "--report", "r.md"]) != 2
+    report = Path("r.md").read_text()
+    assert "the system under test changed since the judge's last calibration" in report
+
+
+def test_a_bar_that_cannot_be_met_is_a_config_error(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _judged(project, llm_server, calibration={"min_labels": 0})
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert "casegate.yml" in err and "calibration.min_labels" in err
+    assert "Traceback" not in err
+
+
+def test_figures_a_calibration_file_does_not_hold_are_never_taken_as_met() -> None:
+    """The calibration file is read from the base tree, but it is a file: a missing or
+    garbled figure is 'not measured', which does not meet a bar that asks for it."""
+    bar = CalibrationBar()
+    assert below_bar({"labels": 40, "judged": "40", "kappa": None}, bar) == [
+        "no labels judged, fewer than min_labels 30",
+        "labels: kappa no, below min_kappa 0.6",
+        "labels: the false-pass rate is unmeasured (no label where the person chose against "
+        "the output): label some failures",
+    ]
+    met = {"labels": 40, "judged": 40, "kappa": 0.8, "false_pass_rate": 0.05}
+    assert below_bar(met, bar) == []
+    assert below_bar({**met, "kappa": True}, bar) == ["labels: kappa no, below min_kappa 0.6"]
