@@ -170,22 +170,56 @@ def test_bad_rubric_and_bad_pin_are_load_errors(
     assert "judge.prompt_version 9 is unknown" in capsys.readouterr().err
 
 
-def test_a_judge_that_is_the_system_under_test_is_warned_about(
-    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _self_judged(project: Project, server: FakeLLMServer, **judge: Any) -> None:
     project.write_config(
         system={
             "name": "s",
             "provider": "openai",
             "model": "same-model",
             "message": "{{ question }}",
-            "base_url": llm_server.url + "/v1",
+            "base_url": server.url + "/v1",
         },
-        judge={"provider": "openai", "model": "same-model"},
+        judge={"provider": "openai", "model": "same-model", "base_url": server.url + "/v1"} | judge,
     )
-    project.write_cases([case("a", "q", contains="q")])
+    project.write_cases([case("a", "q", judge={"rubric": RUBRIC})])
+
+
+def test_a_judge_that_is_the_system_under_test_is_refused(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _self_judged(project, llm_server)
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert "casegate.yml:" in err
+    assert "judge: the judge is the system under test (openai same-model)" in err
+    assert "set `judge.allow_self_judge: true` to accept it" in err
+    assert "Traceback" not in err
+
+
+def test_an_allowed_self_judge_is_named_in_every_report(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = lambda received: Reply(
+        text="PASS: fine" if "<response>" in received.last_user_text else "an answer"
+    )
+    _self_judged(project, llm_server, allow_self_judge=True)
     assert main(["validate"]) == 0
-    assert "the judge is the system under test" in capsys.readouterr().err
+    assert "allowed by judge.allow_self_judge" in capsys.readouterr().err
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    assert main(["check", "--quiet", "--report", "r.md"]) == 0
+    report = Path("r.md").read_text()
+    assert "(self-judged: the model under test)" in report
+    assert "self-judged: the judge is the model under test (openai same-model)" in report
+
+
+def test_allow_self_judge_left_unset_keeps_the_config_hash() -> None:
+    """A key added later must not change the hash of every config written before it."""
+    from gate.judging.judge import JudgePin
+
+    assert "allow_self_judge" not in JudgePin(provider="openai", model="m").model_dump()
+    assert JudgePin(provider="openai", model="m", allow_self_judge=True).model_dump()[
+        "allow_self_judge"
+    ]
 
 
 def write_labels(path: Path, rows: list[tuple[str, str, str]]) -> Path:

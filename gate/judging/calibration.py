@@ -426,10 +426,20 @@ def judge_lines(
     except ValueError:  # a results file is input too: its pin may be anything
         return [], ["the results file's judge pin is unreadable: the judge cannot be named"]
     info = [f"LLM judge: {pin.describe()}"]
+    warnings = []
+    provider, model = (system.get("provider"), system.get("model")) if system else (None, None)
+    if isinstance(provider, str) and pin.judges_itself(provider, model):
+        info[0] += " (self-judged: the model under test)"
+        warnings.append(
+            f"self-judged: the judge is the model under test ({pin.provider} {pin.model}), "
+            "allowed by judge.allow_self_judge; a model grading its own answers tends to agree "
+            "with itself"
+        )
     if calibration is None:
         return info, [
+            *warnings,
             "the LLM judge has never been calibrated for this suite: "
-            "run `casegate judge calibrate LABELS.jsonl` before trusting its verdicts"
+            "run `casegate judge calibrate LABELS.jsonl` before trusting its verdicts",
         ]
     when = str(calibration.get("calibrated_at", "?"))[:10]
     info[0] += f"; last calibrated {when}"
@@ -445,7 +455,6 @@ def judge_lines(
             f"; pairwise: agreement {_fmt(pairs.get('agreement'))} on {pairs.get('judged')} "
             f"pairs, missed-loss {_fmt(pairs.get('missed_loss_rate'))}"
         )
-    warnings = []
     if calibration.get("pin_fingerprint") != pin_fingerprint(pin):
         try:
             old = JudgePin.model_validate(calibration.get("pin", {})).describe()

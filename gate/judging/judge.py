@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from gate.errors import SystemCallError
 from gate.outputs import Output
@@ -105,6 +105,24 @@ class JudgePin(BaseModel):
     temperature: float | None = 0
     max_tokens: int = Field(default=200, ge=1)
     timeout_s: float = Field(default=60.0, gt=0)
+    #: a judge that is the system under test (same provider and model) is refused unless
+    #: this is true: a model grading its own answers tends to agree with itself
+    allow_self_judge: bool = Field(default=False, strict=True)
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Left out unless set, so every pin written before the key keeps its config hash.
+        data = handler(self)
+        if isinstance(data, dict) and not self.allow_self_judge:
+            data.pop("allow_self_judge", None)
+        return data
+
+    def judges_itself(self, system_provider: str, system_model: str | None) -> bool:
+        """True when this judge is the model under test."""
+        return self.model is not None and (self.provider, self.model) == (
+            system_provider,
+            system_model,
+        )
 
     def describe(self) -> str:
         model = f" {self.model}" if self.model else ""

@@ -426,11 +426,25 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
     if pin is not None:
         judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
         problems.extend(located(path, judge_line, printable(p)) for p in _judge_problems(pin))
-        if (pin.provider, pin.model) == (system.provider, system.model):
+        if pin.judges_itself(system.provider, system.model) and not pin.allow_self_judge:
+            where = line_of(raw.get("judge"), "model") or judge_line
+            problems.append(
+                located(
+                    path,
+                    where,
+                    printable(
+                        f"judge: the judge is the system under test ({pin.provider} "
+                        f"{pin.model}); a model grading its own answers tends to agree with "
+                        "itself — pin a different model, or set `judge.allow_self_judge: true` "
+                        "to accept it (every report then says so)"
+                    ),
+                )
+            )
+        elif pin.judges_itself(system.provider, system.model):
             loaded.warnings.append(
                 printable(
-                    f"{path}: the judge is the system under test ({pin.provider} {pin.model}); "
-                    "a model grading itself tends to agree with itself — pin a different model"
+                    f"{path}: the judge is the system under test ({pin.provider} {pin.model}), "
+                    "allowed by judge.allow_self_judge"
                 )
             )
     for key in ("embeddings", "moderation"):
