@@ -534,3 +534,48 @@ def test_leaving_a_cluster_loosens(repo: Project, tmp_path: Path) -> None:
     git("commit", "-qam", "clusters", cwd=repo.root)
     repo.write_cases([greet, echo, {**other, "cluster": "words"}])
     assert changes_after(repo, tmp_path) == ["- case echo: cluster words → none"]
+
+
+def test_history_lines_a_pull_request_appends_are_listed_not_blocked(
+    repo: Project, tmp_path: Path
+) -> None:
+    """Once merged, every later check trusts the history (the shift between runs among
+    it): a reviewer sees the lines come in. They only append, so nothing blocks."""
+    export = repo.root / "history" / "demo.jsonl"
+    export.parent.mkdir(exist_ok=True)
+    export.write_text('{"a": 1}\n')
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "history", cwd=repo.root)
+    export.write_text('{"a": 1}\n\n{"b": 2}\n{"c": 3}\n')
+    assert changes_after(repo, tmp_path) == [
+        "+ history export: 2 line(s) appended by this pull request; the history is written by "
+        "the baseline job, and once merged every later check trusts these lines (this check "
+        "reads the base's copy)"
+    ]
+
+
+def test_a_changed_judge_calibration_is_listed_with_its_figures(
+    repo: Project, tmp_path: Path
+) -> None:
+    stored = repo.root / "demo.judge-calibration.json"
+    stored.write_text(json.dumps({"kappa": 0.33, "judged": 6}))
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "a calibration", cwd=repo.root)
+    stored.write_text(json.dumps({"kappa": 0.95, "judged": 40, "note": "](x) <b>"}))
+    assert changes_after(repo, tmp_path) == [
+        "+ judge calibration: kappa 0.33 on 6 labels → kappa 0.95 on 40 labels (this check "
+        "reads the base's copy)"
+    ]
+    stored.write_text("not json")
+    assert changes_after(repo, tmp_path) == [
+        "+ judge calibration: kappa 0.33 on 6 labels → unreadable (this check reads the base's "
+        "copy)"
+    ]
+
+
+def test_the_calibration_bar_decides_no_verdict_and_is_not_a_ruler_change(
+    repo: Project, tmp_path: Path
+) -> None:
+    """A check reads the bar from the base: the pull request's bar changes its warnings
+    in later reports only, like `baseline_max_age_days`."""
+    assert changes_after(repo, tmp_path, ("calibration.min_labels=5",)) == []

@@ -8,6 +8,7 @@ slice, each compared by a function of its own (the cases' in gate.deciding.ruler
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 from gate.deciding.rulercases import _case_changes
 from gate.deciding.rulerside import RULE_DIRECTIONS, RulerChange, Side, _fmt, _loosens
-from gate.history.integrity import rewritten_lines
+from gate.history.integrity import appended_lines, rewritten_lines
 from gate.history.integrity import summary as history_summary
 from gate.holdout.rulerdiff import differences as holdout_differences
 from gate.judging import checks
@@ -42,10 +43,13 @@ COMPARED_KEYS = frozenset(
     }
 )
 #: keys that decide no verdict, each for a reason: how many calls run at once; where the
-#: outputs come from (the pull request's own claim either way); warnings only; the drift
+#: outputs come from (the pull request's own claim either way); warnings only (the age
+#: warning, the judge's calibration bar, which a check reads from the base); the drift
 #: job. `mode` is not one (live gives the pull request's code the network), nor `history`
 #: (whose file, once merged, every later report trusts): changing them loosens.
-NO_VERDICT_KEYS = frozenset({"concurrency", "recordings", "baseline_max_age_days", "drift"})
+NO_VERDICT_KEYS = frozenset(
+    {"concurrency", "recordings", "baseline_max_age_days", "drift", "calibration"}
+)
 
 
 def _unknown_changes(base: Side, head: Side) -> list[RulerChange]:
@@ -306,24 +310,71 @@ def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
         + _case_changes(base, head)
         + _holdout_changes(base, head)
         + _history_changes(base, head)
+        + _calibration_file_changes(base, head)
     )
     return sorted(changes, key=lambda change: not change.loosens)
 
 
+def _calibration_file_changes(base: Side, head: Side) -> list[RulerChange]:
+    """The judge's stored calibration decides no verdict, only whether reports trust the
+    judge (gate.judging.trust); this check reads the base's copy. A pull request that
+    changes it is listed, so a reviewer sees the figures every later report will quote."""
+    name = f"{base.loaded.config.suite}.judge-calibration.json"
+    before = _plain_bytes(base.loaded.root / name)
+    after = _plain_bytes(head.loaded.root / name)
+    if before == after:
+        return []
+    shown = os.path.relpath(head.loaded.root / name, head.repo_root)
+    text = f"{_calibration_figures(before)} → {_calibration_figures(after)}"
+    return [
+        RulerChange("judge calibration", text + " (this check reads the base's copy)", shown, False)
+    ]
+
+
+def _calibration_figures(data: bytes) -> str:
+    if not data:
+        return "none"
+    try:
+        stored = json.loads(data)
+    except ValueError:
+        return "unreadable"
+    if not isinstance(stored, dict):
+        return "unreadable"
+    kappa, judged = stored.get("kappa"), stored.get("judged")
+    kappa_text = f"kappa {kappa:.2f}" if isinstance(kappa, int | float) else "no kappa"
+    judged_text = f"{judged} labels" if isinstance(judged, int) else "? labels"
+    return f"{kappa_text} on {judged_text}"
+
+
 def _history_changes(base: Side, head: Side) -> list[RulerChange]:
     """The history export is append-only: a pull request that changes or removes a line
-    the base holds rewrites what every later report says ("last failed …", "never")."""
+    the base holds rewrites what every later report says ("last failed …", "never").
+
+    Lines it appends are listed, not blocked: the baseline job writes the history on the
+    default branch, and once merged every later check trusts those lines, among them the
+    runs that measure the shift between runs (which can make a later drop inconclusive,
+    never a ship). A reviewer should see them come in."""
     relative = base.loaded.config.history or f"history/{base.loaded.config.suite}.jsonl"
     moved = head.loaded.config.history or f"history/{head.loaded.config.suite}.jsonl"
     shown = os.path.relpath(head.loaded.root / moved, head.repo_root)
     # A moved export must still hold every line the base's holds.
-    rewrites = rewritten_lines(
-        _plain_bytes(base.loaded.root / relative),
-        _plain_bytes(head.loaded.root / moved),
-        shown,
-    )
+    before = _plain_bytes(base.loaded.root / relative)
+    after = _plain_bytes(head.loaded.root / moved)
+    rewrites = rewritten_lines(before, after, shown)
     if not rewrites:
-        return []
+        added, first = appended_lines(before, after)
+        if not added:
+            return []
+        return [
+            RulerChange(
+                "history export",
+                f"{added} line(s) appended by this pull request; the history is written by "
+                "the baseline job, and once merged every later check trusts these lines "
+                "(this check reads the base's copy)",
+                f"{shown}:{first}",
+                False,
+            )
+        ]
     return [
         RulerChange(
             "history export",

@@ -83,6 +83,14 @@ def rewritten_lines(base: bytes, head: bytes, path_shown: str) -> list[Rewrite]:
     return [found[number] for number in sorted(found)]
 
 
+def appended_lines(base: bytes, head: bytes) -> tuple[int, int]:
+    """(how many lines with content `head` adds after `base`'s, the 1-based number of the
+    first); (0, 0) when it adds none. Meant for a head that only appends."""
+    old, new = _lines(base), _lines(head)
+    added = [number for number, line in enumerate(new[len(old) :], len(old) + 1) if line.strip()]
+    return (len(added), added[0]) if added else (0, 0)
+
+
 def summary(rewrites: Sequence[Rewrite], limit: int = 5) -> str:
     """The rewrites in one line, the first `limit` of them named."""
     shown = ", ".join(f"line {r.line} {r.text}" for r in rewrites[:limit])
