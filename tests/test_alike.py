@@ -137,6 +137,37 @@ def test_another_samples_setting_is_refused_unless_allowed_and_then_shown(
     assert f"> ⚠️ {said}" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("min_pass_rate=0.5", "min_pass_rate changed: 1.0 → 0.5"),
+        ("clusters.by=tag", "clusters changed: None → {'by': 'tag'}; the tests group cases"),
+    ],
+)
+def test_another_floor_or_clustering_is_refused_unless_allowed(
+    suite: Project, capsys: pytest.CaptureFixture[str], setting: str, said: str
+) -> None:
+    cand = candidate("--set", setting)
+    capsys.readouterr()
+    assert main(["gate", BASELINE, cand]) == 2
+    assert said in capsys.readouterr().err
+    assert main(["gate", BASELINE, cand, "--allow-config-change"]) == 0
+    assert said in capsys.readouterr().out
+
+
+def test_other_looks_of_samples_auto_are_refused_unless_allowed(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = candidate("--set", "samples=auto", out="base-auto.json")
+    cand = candidate("--set", "samples=auto", "--set", "adaptive.max=12", out="cand-auto.json")
+    capsys.readouterr()
+    assert main(["gate", base, cand]) == 2
+    err = capsys.readouterr().err
+    assert "adaptive sampling changed: looks at [4, 8, 12, 16, 20, 24] → [4, 8, 12] samples" in err
+    same = candidate("--set", "samples=auto", out="same-auto.json")
+    assert main(["gate", base, same]) == 0
+
+
 def test_changed_checks_and_another_judge_pin_are_refused_naming_them(
     suite: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -190,6 +190,7 @@ def _ruler_changes(baseline: RunResults, candidate: RunResults, shared: list[str
             f"the judge pin changed: {_pin_text(before)} → {_pin_text(after)}; "
             "verdicts of judge-checked cases were measured with different rulers"
         )
+    notes.extend(_setting_changes(baseline.config, candidate.config))
     before_cases, after_cases = baseline.case_map(), candidate.case_map()
     moved = [
         case_id
@@ -204,6 +205,25 @@ def _ruler_changes(baseline: RunResults, candidate: RunResults, shared: list[str
             + ", ".join(moved[:10])
             + (" …" if len(moved) > 10 else "")
         )
+    return notes
+
+
+def _setting_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The other settings that change what a run measures: the floor a case must reach,
+    the clusters the tests flip together, and the looks of `samples: auto`."""
+    notes = []
+    floors = (before.get("min_pass_rate", 1.0), after.get("min_pass_rate", 1.0))
+    if floors[0] != floors[1]:
+        notes.append(f"min_pass_rate changed: {floors[0]!r} → {floors[1]!r}")
+    if before.get("clusters") != after.get("clusters"):
+        notes.append(
+            f"clusters changed: {before.get('clusters')!r} → {after.get('clusters')!r}; the "
+            "tests group cases differently"
+        )
+    if "auto" in (before.get("samples"), after.get("samples")):
+        looks = analysis.design_of(before), analysis.design_of(after)
+        if looks[0] is not None and looks[1] is not None and looks[0] != looks[1]:
+            notes.append(f"adaptive sampling changed: looks at {looks[0]} → {looks[1]} samples")
     return notes
 
 
