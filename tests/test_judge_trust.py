@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gate.cli import main
 from gate.judging.trust import below_bar
 from gate.suite.sections import CalibrationBar
 from tests.conftest import Project, case
-from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import FakeLLMServer, Received, Reply
 from tests.test_judge import RUBRIC, grading_judge, write_labels
 
 #: four labels the grading judge agrees with: it passes what says sorry, fails the rest
@@ -110,3 +112,85 @@ def test_figures_a_calibration_file_does_not_hold_are_never_taken_as_met() -> No
     met = {"labels": 40, "judged": 40, "kappa": 0.8, "false_pass_rate": 0.05}
     assert below_bar(met, bar) == []
     assert below_bar({**met, "kappa": True}, bar) == ["labels: kappa no, below min_kappa 0.6"]
+
+
+# --- self-consistency: the same output asked K times (gate/judging/consistency.py) -------
+
+
+def _flipping_judge() -> Any:
+    """Passes what says sorry, fails the rest, except "so sorry", which it passes and
+    fails in turn: one output in four flips."""
+    asked: dict[str, int] = {}
+
+    def reply(received: Received) -> Reply:
+        response = received.last_user_text.split("<response>", 1)[1]
+        if "so sorry" in response:
+            asked["so sorry"] = asked.get("so sorry", 0) + 1
+            return Reply(text="PASS: fine" if asked["so sorry"] % 2 else "FAIL: not sure")
+        return grading_judge(received)
+
+    return reply
+
+
+def test_a_judge_that_disagrees_with_itself_is_measured_and_called_noisy(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = _flipping_judge()
+    _judged(project, llm_server, calibration={"min_labels": 4})
+    config = yaml.safe_load(project.config_path.read_text())
+    config["judge"]["consistency"] = 3
+    project.config_path.write_text(yaml.safe_dump(config))
+    labels = write_labels(project.root / "labels.jsonl", AGREED)
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 1
+    out = capsys.readouterr().out
+    assert "self-consistency: asked 3 times, flipped on 1 of 4 outputs (25%)" in out
+    assert "the judge disagrees with itself on 25% of outputs asked 3 times, above " in out
+    assert len(llm_server.received) == 12  # four labels, three asks each
+    stored = json.loads((project.root / "demo.judge-calibration.json").read_text())
+    assert stored["consistency"]["flipped_outputs"] == [
+        {"case": "blunt", "line": 3, "verdicts": "pass,fail,pass"}
+    ]
+    # Each ask is its own recording: the replay asks nobody and measures the same.
+    assert main(["judge", "calibrate", str(labels)]) == 1
+    assert len(llm_server.received) == 12
+    assert "flipped on 1 of 4 outputs (25%)" in capsys.readouterr().out
+    # Reports quote it, and say the judge is noisy.
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    assert main(["check", "--quiet", "--report", "r.md"]) == 0
+    report = Path("r.md").read_text()
+    assert "self-consistency: asked 3 times, flipped on 1 of 4 outputs (25%)" in report
+    assert "the judge disagrees with itself on 25% of outputs" in report
+
+
+def test_a_steady_judge_meets_the_bar_with_its_consistency_shown(
+    project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply = grading_judge
+    _judged(project, llm_server, calibration={"min_labels": 4})
+    config = yaml.safe_load(project.config_path.read_text())
+    config["judge"] |= {"consistency": 2, "max_flip_rate": 0}
+    project.config_path.write_text(yaml.safe_dump(config))
+    labels = write_labels(project.root / "labels.jsonl", AGREED)
+    assert main(["judge", "calibrate", str(labels), "--mode", "record"]) == 0
+    out = capsys.readouterr().out
+    assert "self-consistency: asked 2 times, flipped on 0 of 4 outputs (0%)" in out
+    assert "meets the suite's bar" in out
+
+
+def test_outputs_the_judge_could_not_judge_every_time_are_left_out() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gate.judging.consistency import measure
+
+    class Label:
+        def __init__(self, case_id: str, line: int) -> None:
+            self.case, self.output, self.line = type("C", (), {"id": case_id})(), "x", line
+
+    labels = [Label("a", 1), Label("b", 2), Label("c", 3)]
+    answers = {("a", 1): True, ("b", 1): None, ("c", 1): False}
+    with ThreadPoolExecutor(2) as pool:
+        found = measure(
+            labels, [True, True, True], 2, lambda lb, r: answers[lb.case.id, r], pool, 0.1
+        )
+    assert (found["outputs"], found["errors"], found["flipped"]) == (2, 1, 1)
+    assert found["flip_rate"] == 0.5

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gate.errors import CaseFileError, ConfigError, MissingRecordingError, ResultsError, located
+from gate.judging import consistency
 from gate.judging.checks.graded import pairwise_rubric, pointwise_rubric
 from gate.judging.judge import Grader, JudgePin, MissingJudgeRecording, pin_fingerprint
 from gate.judging.pairwise import judge_pair
@@ -210,10 +211,10 @@ def calibrate(
     singles = [label for label in labels if isinstance(label, Label)]
     pairs = [label for label in labels if isinstance(label, PairLabel)]
 
-    def grade(label: Label) -> tuple[bool | None, str]:
+    def grade(label: Label, repeat: int = 0) -> tuple[bool | None, str]:
         rubric = label.case.expect["judge"]["rubric"]
         try:
-            return graders["pointwise"].verdict(label.case, rubric, label.output)
+            return graders["pointwise"].verdict(label.case, rubric, label.output, repeat)
         except MissingJudgeRecording:
             return None, "no recording"
         except Exception as exc:
@@ -239,6 +240,16 @@ def calibrate(
     with ThreadPoolExecutor(max_workers=loaded.config.concurrency) as pool:
         graded = list(pool.map(grade, singles))
         compared = list(pool.map(compare_pair, pairs))
+        consistent = None
+        if pin.consistency and singles:
+            consistent = consistency.measure(
+                singles,
+                [verdict for verdict, _ in graded],
+                pin.consistency,
+                lambda label, repeat: grade(label, repeat)[0],
+                pool,
+                pin.max_flip_rate,
+            )
     missing = graders["pointwise"].missing + graders["pairwise"].missing
     if missing:
         raise MissingRecordingError(
@@ -261,6 +272,8 @@ def calibrate(
     }
     if pairs:
         result["pairwise"] = _pairwise_figures(pairs, compared)
+    if consistent is not None:
+        result["consistency"] = consistent
     result["below_bar"] = below_bar(result, loaded.config.calibration)
     return result
 
@@ -377,6 +390,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             f"order agreement: {_fmt(pairs['order_agreement'])} (both orders gave the same "
             "answer; the rest count as ties)",
         ]
+    if isinstance(result.get("consistency"), dict):
+        lines.append(consistency.summary(result["consistency"]))
     return lines
 
 
@@ -455,6 +470,8 @@ def judge_lines(
             f"; pairwise: agreement {_fmt(pairs.get('agreement'))} on {pairs.get('judged')} "
             f"pairs, missed-loss {_fmt(pairs.get('missed_loss_rate'))}"
         )
+    if isinstance(calibration.get("consistency"), dict):
+        info[0] += "; " + consistency.summary(calibration["consistency"])
     if calibration.get("pin_fingerprint") != pin_fingerprint(pin):
         try:
             old = JudgePin.model_validate(calibration.get("pin", {})).describe()

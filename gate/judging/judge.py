@@ -94,6 +94,10 @@ _VERDICT = re.compile(r"(PASS|FAIL):\s*(\S.*)")
 _PREFERENCE = re.compile(r"(A|B|TIE):\s*(\S.*)")
 
 
+#: pin keys added after pins were first written: left out of the config while unset
+LATER_KEYS = frozenset({"allow_self_judge", "consistency", "max_flip_rate"})
+
+
 class JudgePin(BaseModel):
     """`judge:` in the config; extra keys (base_url, api_key_env, api…) go to the provider."""
 
@@ -108,13 +112,19 @@ class JudgePin(BaseModel):
     #: a judge that is the system under test (same provider and model) is refused unless
     #: this is true: a model grading its own answers tends to agree with itself
     allow_self_judge: bool = Field(default=False, strict=True)
+    #: ask the judge this many times about each labelled output when calibrating, and
+    #: measure how often it disagrees with itself (None: once)
+    consistency: int | None = Field(default=None, ge=2, le=20, strict=True)
+    #: a judge that flips on more than this share of outputs is reported as noisy
+    max_flip_rate: float = Field(default=0.1, ge=0, le=1, allow_inf_nan=False)
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Left out unless set, so every pin written before the key keeps its config hash.
+        # Left out unless set, so every pin written before these keys keeps its config hash.
         data = handler(self)
-        if isinstance(data, dict) and not self.allow_self_judge:
-            data.pop("allow_self_judge", None)
+        if isinstance(data, dict):
+            for key in LATER_KEYS - self.model_fields_set:
+                data.pop(key, None)
         return data
 
     def judges_itself(self, system_provider: str, system_model: str | None) -> bool:
@@ -256,9 +266,10 @@ class Grader:
             return self.recorded.get((case_id, key))
         return self.store.get(case_id, key)
 
-    def ask(self, case_id: str, asked: Mapping[str, str]) -> Output:
-        """The judge's raw answer to one question; recorded or replayed per mode."""
-        key = request_key(self.fingerprint, asked, 0)
+    def ask(self, case_id: str, asked: Mapping[str, str], repeat: int = 0) -> Output:
+        """The judge's raw answer to one question; recorded or replayed per mode. `repeat`
+        asks the same question again, as its own recording (gate.judging.consistency)."""
+        key = request_key(self.fingerprint, asked, repeat)
         if self.mode == "replay" or self.reuse_recorded:
             recorded = self._recorded(case_id, key)
             if recorded is not None:
@@ -277,12 +288,12 @@ class Grader:
                 output,
                 system=self.system_map,
                 fingerprint=self.fingerprint,
-                sample=0,
+                sample=repeat,
             )
         return output
 
-    def verdict(self, case: Case, rubric: str, text: str) -> tuple[bool, str]:
-        output = self.grade(case.id, rubric, case.input, text)
+    def verdict(self, case: Case, rubric: str, text: str, repeat: int = 0) -> tuple[bool, str]:
+        output = self.ask(case.id, judge_input(rubric, case.input, text), repeat)
         return parse_verdict(output.text)
 
     def prefer(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gate.judging.consistency import noisy
 from gate.produce.recordings import system_fingerprint
 from gate.suite.sections import CalibrationBar
 
@@ -24,6 +25,11 @@ def below_bar(calibration: Mapping[str, Any], bar: CalibrationBar) -> list[str]:
     pairwise = calibration.get("pairwise")
     if isinstance(pairwise, Mapping):
         short += _short_of(pairwise, bar, "pairwise labels", "missed-loss", "missed_loss_rate")
+    measured = calibration.get("consistency")
+    if isinstance(measured, Mapping):
+        flips = noisy(measured)
+        if flips:
+            short.append(flips)
     return short
 
 
