@@ -90,6 +90,21 @@ def test_usage_errors_exit_2(project: Project) -> None:
     assert finished.stderr.startswith("casegate: --set 'nokey': expected key.path=value")
 
 
+@pytest.mark.parametrize("command", [("validate",), ("run", "--mode", "live")])
+def test_a_suite_without_a_case_is_an_error_not_an_empty_success(
+    project: Project, command: tuple[str, ...]
+) -> None:
+    project.write_config()
+    project.write_cases([])
+    finished = casegate(*command, cwd=project.root)
+    assert finished.returncode == 2
+    assert finished.stderr == (
+        "casegate: casegate.yml: cases: the 1 case file(s) `cases` names hold no case: add one "
+        "(`casegate init` writes an example), or point `cases:` at your case files\n"
+    )
+    assert "ok: 0 cases" not in finished.stdout and "0/0 passed" not in finished.stdout
+
+
 def test_validate_renders_the_message_template(project: Project) -> None:
     project.write_config(
         system={

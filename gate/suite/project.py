@@ -41,6 +41,13 @@ def load_project(
     # `cases: .` would take the config for a case file: it never is one.
     files = [file for file in files if file.resolve() != config.resolve()]
     cases = load_cases(files, display_root=Path.cwd(), defaults=loaded.config.defaults)
+    if not cases and loaded.config.holdout is None:
+        # "ok: 0 cases" and "0/0 passed" read like success; a suite that judges nothing is
+        # a mistake (an empty file, `cases:` pointing at the wrong folder).
+        raise ConfigError(
+            f"{config}: cases: the {len(files)} case file(s) `cases` names hold no case: add "
+            "one (`casegate init` writes an example), or point `cases:` at your case files"
+        )
     return loaded, select(cases, selection or Selection())
 
 
