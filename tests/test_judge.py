@@ -196,6 +196,38 @@ def test_a_judge_that_is_the_system_under_test_is_refused(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("system_model", "judge"),
+    [
+        ("GPT-4o", {"model": "gpt-4o"}),
+        ("gpt-4o-2024-08-06", {"model": "gpt-4o"}),
+        ("openai/gpt-4o ", {"model": "gpt-4o"}),
+        ("claude-sonnet-4-5", {"provider": "anthropic", "model": "claude-sonnet-4-5-20250929"}),
+        ("claude-3-5-sonnet-latest", {"model": "us.anthropic.claude-3-5-sonnet-20241022-v2:0"}),
+    ],
+)
+def test_the_self_judge_refusal_sees_through_spellings_and_providers(
+    project: Project,
+    llm_server: FakeLLMServer,
+    capsys: pytest.CaptureFixture[str],
+    system_model: str,
+    judge: dict[str, str],
+) -> None:
+    """An independent attack found the first version compared raw strings: the pull
+    request chooses the system's model, and could name the judge's in another spelling."""
+    _self_judged(project, llm_server, **judge)
+    assert main(["validate", "--set", f"system.model={system_model}"]) == 2
+    assert "the judge is the system under test" in capsys.readouterr().err
+
+
+def test_other_models_are_not_taken_for_the_judge() -> None:
+    from gate.judging.judge import model_family
+
+    assert model_family("gpt-4o-mini") != model_family("gpt-4o")
+    assert model_family("claude-sonnet-4-5") != model_family("claude-sonnet-4")
+    assert model_family("gpt-4.1") == "gpt-4.1"
+
+
 def test_an_allowed_self_judge_is_named_in_every_report(
     project: Project, llm_server: FakeLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

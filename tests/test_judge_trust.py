@@ -147,9 +147,10 @@ def test_a_judge_that_disagrees_with_itself_is_measured_and_called_noisy(
     assert "the judge disagrees with itself on 25% of outputs asked 3 times, above " in out
     assert len(llm_server.received) == 12  # four labels, three asks each
     stored = json.loads((project.root / "demo.judge-calibration.json").read_text())
-    assert stored["consistency"]["flipped_outputs"] == [
-        {"case": "blunt", "line": 3, "verdicts": "pass,fail,pass"}
-    ]
+    [flipped] = stored["consistency"]["flipped_outputs"]
+    assert (flipped["case"], flipped["line"]) == ("blunt", 3)
+    # The asks run in parallel: which of them the stand-in failed is not fixed.
+    assert sorted(flipped["verdicts"].split(",")) == ["fail", "pass", "pass"]
     # Each ask is its own recording: the replay asks nobody and measures the same.
     assert main(["judge", "calibrate", str(labels)]) == 1
     assert len(llm_server.received) == 12
@@ -194,3 +195,32 @@ def test_outputs_the_judge_could_not_judge_every_time_are_left_out() -> None:
         )
     assert (found["outputs"], found["errors"], found["flipped"]) == (2, 1, 1)
     assert found["flip_rate"] == 0.5
+
+
+# --- a calibration file is a file: what an edit of it can and cannot do ------------------
+
+
+def test_a_file_that_says_it_holds_no_pointwise_label_does_not_hide_its_figures() -> None:
+    """An independent attack set "labels": 0 to skip the pointwise figures: a run that
+    judged outputs one by one holds them to the bar all the same."""
+    forged = {"labels": 0, "judged": 40, "kappa": 0.21, "false_pass_rate": 0.45}
+    short = below_bar(forged, CalibrationBar(), pointwise=True)
+    assert "labels: kappa 0.21, below min_kappa 0.6" in short
+    assert below_bar({"labels": 0}, CalibrationBar()) != []  # no figures of any kind
+
+
+def test_a_calibration_that_names_no_system_is_reported() -> None:
+    from gate.judging.trust import system_warning
+
+    warning = system_warning({"kappa": 0.9}, {"provider": "python", "target": "m:f"})
+    assert warning is not None and "does not name the system under test" in warning
+
+
+def test_figures_of_the_wrong_type_read_as_not_measured_and_never_crash() -> None:
+    from gate.judging.calibration import judge_lines
+
+    pin = {"provider": "openai", "model": "judge-model"}
+    stored = {"schema": "casegate.calibration/1", "kappa": "high", "agreement": [1], "labels": 3}
+    info, warnings = judge_lines(pin, True, stored)
+    assert "kappa n/a, agreement n/a" in info[0]
+    assert any("below the suite's bar" in warning for warning in warnings)

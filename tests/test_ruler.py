@@ -563,19 +563,35 @@ def test_a_changed_judge_calibration_is_listed_with_its_figures(
     git("commit", "-qm", "a calibration", cwd=repo.root)
     stored.write_text(json.dumps({"kappa": 0.95, "judged": 40, "note": "](x) <b>"}))
     assert changes_after(repo, tmp_path) == [
-        "+ judge calibration: kappa 0.33 on 6 labels → kappa 0.95 on 40 labels (this check "
-        "reads the base's copy)"
+        "+ judge calibration: kappa 0.33, 6 judged of ? labels → kappa 0.95, 40 judged of ? "
+        "labels (this check reads the base's copy)"
     ]
     stored.write_text("not json")
     assert changes_after(repo, tmp_path) == [
-        "+ judge calibration: kappa 0.33 on 6 labels → unreadable (this check reads the base's "
-        "copy)"
+        "+ judge calibration: kappa 0.33, 6 judged of ? labels → unreadable (this check reads "
+        "the base's copy)"
     ]
 
 
-def test_the_calibration_bar_decides_no_verdict_and_is_not_a_ruler_change(
+def test_a_lower_calibration_bar_is_listed(repo: Project, tmp_path: Path) -> None:
+    """It decides no verdict (a check holds the judge to the base's bar), but once merged it
+    silences every later report's warnings: a reviewer sees it."""
+    assert changes_after(repo, tmp_path, ("calibration.min_labels=1",)) == [
+        "+ judge calibration bar: min_labels 30 → 1 (this check holds the judge to the base's)"
+    ]
+
+
+def test_a_calibration_edit_that_keeps_its_headline_figures_still_says_so(
     repo: Project, tmp_path: Path
 ) -> None:
-    """A check reads the bar from the base: the pull request's bar changes its warnings
-    in later reports only, like `baseline_max_age_days`."""
-    assert changes_after(repo, tmp_path, ("calibration.min_labels=5",)) == []
+    stored = repo.root / "demo.judge-calibration.json"
+    stored.write_text(
+        json.dumps({"kappa": 0.21, "judged": 40, "labels": 40, "system_fingerprint": "a"})
+    )
+    git("add", "-A", cwd=repo.root)
+    git("commit", "-qm", "a calibration", cwd=repo.root)
+    stored.write_text(json.dumps({"kappa": 0.21, "judged": 40, "labels": 40}))
+    assert changes_after(repo, tmp_path) == [
+        "+ judge calibration: kappa 0.21, 40 judged of 40 labels, other fields changed (this "
+        "check reads the base's copy)"
+    ]

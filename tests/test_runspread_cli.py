@@ -119,7 +119,7 @@ def _families(path: Path, moved: list[int], created_at: str) -> Path:
 @pytest.mark.parametrize(
     ("moved", "exit_code"),
     [
-        ([12, 8, 18, 10, 19, 14, 9, 17], 3),  # every family moved; f1 no further than others
+        ([12, 8, 20, 14, 19, 16, 20, 17], 3),  # families scattered; f1 no further than they
         ([18, 8, 18, 18, 18, 18, 18, 18], 1),  # f1 fell alone
     ],
 )
@@ -139,7 +139,7 @@ def test_without_a_history_a_drop_the_other_families_match_is_inconclusive(
         assert "no further than the suite's other clusters moved" in gated.stdout
         assert "f1-0 18/20 → 8/20" in gated.stdout
         assert noise["shift_explained"] == ["f1-0"]
-        assert noise["spread_beside"]["f1-0"]["shift_degrees_of_freedom"] == 7
+        assert noise["spread_beside"]["f1-0"]["shift_degrees_of_freedom"] == 6
     else:
         assert gated.stdout.startswith("BLOCK")
         assert noise["shift_explained"] == [] and noise["spread_beside"] == {}

@@ -40,16 +40,16 @@ COMPARED_KEYS = frozenset(
         "defaults",
         "gate",
         "system",
+        "calibration",
     }
 )
 #: keys that decide no verdict, each for a reason: how many calls run at once; where the
-#: outputs come from (the pull request's own claim either way); warnings only (the age
-#: warning, the judge's calibration bar, which a check reads from the base); the drift
-#: job. `mode` is not one (live gives the pull request's code the network), nor `history`
-#: (whose file, once merged, every later report trusts): changing them loosens.
-NO_VERDICT_KEYS = frozenset(
-    {"concurrency", "recordings", "baseline_max_age_days", "drift", "calibration"}
-)
+#: outputs come from (the pull request's own claim either way); warnings only; the drift
+#: job. (`calibration`, the judge's bar, decides none either, but is compared below: a
+#: lower bar silences every later report's warnings.) `mode` is not one (live gives the
+#: pull request's code the network), nor `history` (whose file, once merged, every later
+#: report trusts): changing them loosens.
+NO_VERDICT_KEYS = frozenset({"concurrency", "recordings", "baseline_max_age_days", "drift"})
 
 
 def _unknown_changes(base: Side, head: Side) -> list[RulerChange]:
@@ -310,9 +310,31 @@ def compare_rulers(base: Side, head: Side) -> list[RulerChange]:
         + _case_changes(base, head)
         + _holdout_changes(base, head)
         + _history_changes(base, head)
+        + _calibration_bar_changes(base, head)
         + _calibration_file_changes(base, head)
     )
     return sorted(changes, key=lambda change: not change.loosens)
+
+
+def _calibration_bar_changes(base: Side, head: Side) -> list[RulerChange]:
+    """The judge's bar (`calibration:`) decides no verdict and a check reads the base's;
+    a change is listed, since once merged it decides what every later report warns of."""
+    before, after = base.loaded.config.calibration, head.loaded.config.calibration
+    moved = [
+        f"{key} {_fmt(getattr(before, key))} → {_fmt(getattr(after, key))}"
+        for key in type(before).model_fields
+        if getattr(before, key) != getattr(after, key)
+    ]
+    if not moved:
+        return []
+    return [
+        RulerChange(
+            "judge calibration bar",
+            ", ".join(moved) + " (this check holds the judge to the base's)",
+            head.config_line("calibration"),
+            False,
+        )
+    ]
 
 
 def _calibration_file_changes(base: Side, head: Side) -> list[RulerChange]:
@@ -325,7 +347,8 @@ def _calibration_file_changes(base: Side, head: Side) -> list[RulerChange]:
     if before == after:
         return []
     shown = os.path.relpath(head.loaded.root / name, head.repo_root)
-    text = f"{_calibration_figures(before)} → {_calibration_figures(after)}"
+    old, new = _calibration_figures(before), _calibration_figures(after)
+    text = f"{old} → {new}" if old != new else f"{old}, other fields changed"
     return [
         RulerChange("judge calibration", text + " (this check reads the base's copy)", shown, False)
     ]
@@ -340,10 +363,12 @@ def _calibration_figures(data: bytes) -> str:
         return "unreadable"
     if not isinstance(stored, dict):
         return "unreadable"
-    kappa, judged = stored.get("kappa"), stored.get("judged")
-    kappa_text = f"kappa {kappa:.2f}" if isinstance(kappa, int | float) else "no kappa"
-    judged_text = f"{judged} labels" if isinstance(judged, int) else "? labels"
-    return f"{kappa_text} on {judged_text}"
+    kappa, judged, labels = stored.get("kappa"), stored.get("judged"), stored.get("labels")
+    numeric = isinstance(kappa, int | float) and not isinstance(kappa, bool)
+    kappa_text = f"kappa {kappa:.2f}" if numeric else "no kappa"
+    judged_text = f"{judged} judged" if isinstance(judged, int) else "? judged"
+    labels_text = f"{labels} labels" if isinstance(labels, int) else "? labels"
+    return f"{kappa_text}, {judged_text} of {labels_text}"
 
 
 def _history_changes(base: Side, head: Side) -> list[RulerChange]:

@@ -8,7 +8,8 @@ from typing import Any, Literal
 from gate.deciding.compare import Comparison, rate_dropped
 from gate.deciding.noise import level
 from gate.deciding.noise.analysis import NoiseAnalysis, verdicts
-from gate.deciding.noise.stats import binomial_upper, clopper_pearson_lower, samples_to_decide
+from gate.deciding.noise.stats import binomial_upper, clopper_pearson_lower
+from gate.deciding.undecided import inconclusive_note
 from gate.holdout.rule import holdout_rule
 from gate.results import EPSILON, CaseResult, summarise
 from gate.suite.config import GateConfig
@@ -184,12 +185,14 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     )
     decision: Decision = "block" if reasons else "ship"
     if analysis is not None and not reasons:
-        undecided = _inconclusive(analysis, rule)
+        undecided = inconclusive_note(analysis, rule)
         if undecided:
             notes.insert(0, undecided)
             # A critical drop only a shift between runs could explain never ships, whatever
-            # `on_inconclusive` says: the history may only turn a block into "undecided".
-            if rule.on_inconclusive == "block" or analysis.shift_explained:
+            # `on_inconclusive` says: the history may only turn a block into "undecided";
+            # nor does a drop the suite test had too few units to test at its level.
+            forced = analysis.shift_explained or analysis.suite_unreachable
+            if rule.on_inconclusive == "block" or forced:
                 decision = "inconclusive"
     return Verdict(decision, reasons, notes)
 
@@ -301,50 +304,6 @@ def _significant_drop(
         f"{analysis.change_text()}, paired sign-flip p = {analysis.suite_p:.2g}{clustered} "
         f"(alpha {analysis.suite_alpha:.2g})",
         regressions,
-    )
-
-
-def _inconclusive(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
-    """Nothing blocks, but a drop beyond the margin cannot be ruled out either, or a
-    critical case dropped as far as a shift between runs could take it."""
-    explained = analysis.shift_explained
-    if explained and analysis.run_spread is not None:
-        spread = analysis.run_spread
-        counts = "; ".join(f"{i} {analysis.tests[i].counts()}" for i in explained[:20])
-        return (
-            f"inconclusive: critical case(s) dropped, but no further than a shift between "
-            f"runs could take them ({counts}): {spread.runs} runs of this configuration in "
-            f"the history move a case by τ² = {spread.variance:.2g} on the log-odds scale. "
-            "It does not ship (exit 3): only another run tells, since each run draws its "
-            "own shift (run the candidate live again)"
-        )
-    if explained:
-        counts = "; ".join(
-            f"{i} {analysis.tests[i].counts()}, τ² = {analysis.spread_beside[i].variance:.2g} "
-            f"in the {analysis.spread_beside[i].shift_freedom} cluster(s) beside it"
-            for i in explained[:20]
-            if i in analysis.spread_beside
-        )
-        return (
-            "inconclusive: critical case(s) dropped, but no further than the suite's other "
-            f"clusters moved between the baseline's run and this one ({counts}, on the "
-            "log-odds scale). With one run a side, a shift between runs and a regression look "
-            "alike. It does not ship (exit 3): rerun the candidate live, or keep repeated runs "
-            "of the baseline's configuration in the history (`casegate history add`) so the "
-            "gate can tell them apart"
-        )
-    margin = rule.non_inferiority_margin
-    if analysis.change.low >= -margin - EPSILON:
-        return None
-    needed = samples_to_decide(analysis.change, margin, analysis.samples)
-    advice = (
-        f"about {needed} samples per case (now {analysis.samples}) would decide it"
-        if needed
-        else "the estimate itself is a drop beyond the margin; more samples would not clear it"
-    )
-    return (
-        f"inconclusive: a drop of more than {margin * 100:.0f} points cannot be ruled out — "
-        f"{analysis.change_text()}; {advice}"
     )
 
 

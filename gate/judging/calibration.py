@@ -27,7 +27,7 @@ from gate.judging import consistency
 from gate.judging.checks.graded import pairwise_rubric, pointwise_rubric
 from gate.judging.judge import Grader, JudgePin, MissingJudgeRecording, pin_fingerprint
 from gate.judging.pairwise import judge_pair
-from gate.judging.trust import below_bar, system_changed
+from gate.judging.trust import below_bar, system_warning
 from gate.produce.recordings import RecordingStore, system_fingerprint
 from gate.secrets import redact
 from gate.suite.cases import Case
@@ -360,8 +360,9 @@ def _pairwise_figures(
     }
 
 
-def _fmt(value: float | None, percent: bool = True) -> str:
-    if value is None:
+def _fmt(value: Any, percent: bool = True) -> str:
+    # A calibration file is read as it is: anything but a number is "n/a".
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return "n/a"
     return f"{value:.0%}" if percent else f"{value:.2f}"
 
@@ -481,12 +482,10 @@ def judge_lines(
             f"the judge pin changed since its last calibration ({old} → {pin.describe()}): "
             "recalibrate before trusting its verdicts"
         )
-    if system_changed(calibration, system):
-        warnings.append(
-            "the system under test changed since the judge's last calibration: its outputs "
-            "may fail in ways the labels never showed; label some of them and recalibrate"
-        )
-    short = below_bar(calibration, bar or CalibrationBar())
+    stale = system_warning(calibration, system)
+    if stale:
+        warnings.append(stale)
+    short = below_bar(calibration, bar or CalibrationBar(), pointwise=True)
     if short:
         warnings.append(
             "the LLM judge's calibration is below the suite's bar (`calibration:`): "

@@ -94,6 +94,20 @@ _VERDICT = re.compile(r"(PASS|FAIL):\s*(\S.*)")
 _PREFERENCE = re.compile(r"(A|B|TIE):\s*(\S.*)")
 
 
+#: what names one model under several spellings: a gateway's vendor prefix (`openai/`,
+#: Bedrock's `us.anthropic.`), a version tag (`-v2:0`), a dated snapshot (`-2024-08-06`,
+#: `-20250929`) or an alias (`-latest`), case and spaces
+_VENDOR = re.compile(r"^(?:(?:us|eu|apac|global)\.)?(?:anthropic|openai|meta|mistral|cohere)\.")
+_SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+_TAG = re.compile(r"(-v\d+)?(:\d+)?$")
+
+
+def model_family(model: str) -> str:
+    """The model a name stands for: `OpenAI/GPT-4o-2024-08-06 ` → `gpt-4o`."""
+    name = _VENDOR.sub("", model.strip().casefold().rsplit("/", 1)[-1])
+    return _SNAPSHOT.sub("", _TAG.sub("", name))
+
+
 #: pin keys added after pins were first written: left out of the config while unset
 LATER_KEYS = frozenset({"allow_self_judge", "consistency", "max_flip_rate"})
 
@@ -127,11 +141,18 @@ class JudgePin(BaseModel):
                 data.pop(key, None)
         return data
 
-    def judges_itself(self, system_provider: str, system_model: str | None) -> bool:
-        """True when this judge is the model under test."""
-        return self.model is not None and (self.provider, self.model) == (
-            system_provider,
-            system_model,
+    def judges_itself(self, system_provider: str, system_model: Any) -> bool:
+        """True when this judge is the model under test, however either is spelled.
+
+        The provider is not compared: one model is served under several (an OpenAI-
+        compatible endpoint of another vendor, a gateway), and the pull request chooses
+        the system's spelling. See `model_family`.
+        """
+        del system_provider
+        return (
+            isinstance(self.model, str)
+            and isinstance(system_model, str)
+            and model_family(self.model) == model_family(system_model)
         )
 
     def describe(self) -> str:

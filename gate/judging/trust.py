@@ -17,10 +17,20 @@ from gate.produce.recordings import system_fingerprint
 from gate.suite.sections import CalibrationBar
 
 
-def below_bar(calibration: Mapping[str, Any], bar: CalibrationBar) -> list[str]:
-    """Each way the calibration falls short of `bar`, in words (empty: it meets it)."""
+def below_bar(
+    calibration: Mapping[str, Any], bar: CalibrationBar, *, pointwise: bool = False
+) -> list[str]:
+    """Each way the calibration falls short of `bar`, in words (empty: it meets it).
+
+    `pointwise`: the run judged outputs one by one, so the pointwise figures must meet the
+    bar even when the file says it holds none (a calibration file is a file: "labels": 0
+    must not hide a kappa of 0.2)."""
     short: list[str] = []
-    if calibration.get("labels"):  # 0: a calibration on pairwise labels only
+    if (
+        calibration.get("labels")
+        or pointwise
+        or not isinstance(calibration.get("pairwise"), Mapping)
+    ):
         short += _short_of(calibration, bar, "labels", "false-pass", "false_pass_rate")
     pairwise = calibration.get("pairwise")
     if isinstance(pairwise, Mapping):
@@ -74,10 +84,20 @@ def _shown(value: float | None, spec: str = ".2f") -> str:
     return "no" if value is None else format(value, spec)
 
 
-def system_changed(calibration: Mapping[str, Any], system: Mapping[str, Any] | None) -> bool:
-    """True when the calibration names the system it was made on and `system` (a run's
-    resolved system) is another; a calibration that names none is not judged here."""
+def system_warning(calibration: Mapping[str, Any], system: Mapping[str, Any] | None) -> str | None:
+    """Why the calibration may not hold for `system` (a run's resolved system), or None."""
+    if not isinstance(system, Mapping):
+        return None
     stored = calibration.get("system_fingerprint")
-    if not isinstance(stored, str) or not isinstance(system, Mapping):
-        return False
-    return stored != system_fingerprint(system)
+    if not isinstance(stored, str):
+        return (
+            "the judge's calibration does not name the system under test it was made on "
+            "(made before casegate stored it, or edited): recalibrate so reports can tell "
+            "when the system changes"
+        )
+    if stored != system_fingerprint(system):
+        return (
+            "the system under test changed since the judge's last calibration: its outputs "
+            "may fail in ways the labels never showed; label some of them and recalibrate"
+        )
+    return None

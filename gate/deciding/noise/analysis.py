@@ -24,6 +24,7 @@ independent would overstate the evidence.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -31,8 +32,9 @@ from functools import partial
 from typing import Any
 
 from gate.deciding.noise import level
-from gate.deciding.noise.runshift import estimate
-from gate.deciding.noise.runspread import RunSpread, spread_beside
+from gate.deciding.noise.beside import spread_beside
+from gate.deciding.noise.runshift import cluster_key, estimate
+from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.noise.stats import (
     MeanChange,
     boschloo_lower,
@@ -110,6 +112,9 @@ class NoiseAnalysis:
     #: critical cases whose drop would block without the allowance for shifts between
     #: runs: the gate cannot tell them from such a shift, and says so (inconclusive)
     shift_explained: list[str] = field(default_factory=list)
+    #: the suite test's units were too few for its level, and Student's t on them found a
+    #: drop beyond the margin at it: (t's p, units); the verdict is then inconclusive
+    suite_unreachable: tuple[float, int] | None = None
     #: without trusted repeated runs, the spread the two runs themselves show in the
     #: clusters beside each critical case that dropped (case → spread); it can only make
     #: a block inconclusive
@@ -306,6 +311,10 @@ class SuiteTest:
     design_effect: float
     clusters: int
     mean: float
+    #: when the units (clusters, or cases) are too few for the exact test to reach
+    #: `alpha` (its smallest p is 2^-units): Student's t on the units' differences
+    approximate_p: float | None = None
+    units: int = 0
 
 
 def sign_flip_by_cluster(
@@ -315,7 +324,9 @@ def sign_flip_by_cluster(
     mean = float(sum(differences.values(), Fraction(0))) / len(differences) if differences else 0
     if not clusters:
         values = list(differences.values())
-        return SuiteTest(sign_flip_lower(values), alpha, 1.0, len(values), mean)
+        return _with_floor(
+            SuiteTest(sign_flip_lower(values), alpha, 1.0, len(values), mean), values
+        )
     groups: dict[str, Fraction] = {}
     for case_id, difference in differences.items():
         key = clusters.get(case_id) or f"\0{case_id}"
@@ -323,7 +334,33 @@ def sign_flip_by_cluster(
     squares = sum(float(d) ** 2 for d in differences.values())
     clustered = sum(float(total) ** 2 for total in groups.values())
     effect = clustered / squares if squares else 1.0
-    return SuiteTest(sign_flip_lower(list(groups.values())), alpha, effect, len(groups), mean)
+    units = list(groups.values())
+    return _with_floor(SuiteTest(sign_flip_lower(units), alpha, effect, len(groups), mean), units)
+
+
+def _with_floor(test: SuiteTest, units: Sequence[Fraction]) -> SuiteTest:
+    """The test, and Student's t on its units when the exact test cannot reach its level.
+
+    With k units the sign-flip test's smallest p is 2^-k: a suite of five clusters can
+    never reach 0.0067, and an independent attack shipped a collapse of every case
+    (25/25 → 0/25) through it. Student's t is only approximate with so few units, so
+    what it finds makes the verdict inconclusive (gate.deciding.rules), never a block.
+    """
+    if test.alpha <= 0 or 2.0 ** -len(units) <= test.alpha:
+        return test  # (a few units that moved among many is not a suite-level drop)
+    values = [float(u) for u in units]
+    return dataclasses.replace(test, approximate_p=_t_lower(values), units=len(values))
+
+
+def _t_lower(values: Sequence[float]) -> float:
+    """One-sided Student's t p-value that the values are centred below zero (one value:
+    1 when it is not below, 0 when it is, since nothing else can be said)."""
+    mean = sum(values) / len(values) if values else 0.0
+    if len(values) < 2 or all(v == values[0] for v in values):
+        return 0.0 if mean < 0 else 1.0
+    from scipy import stats as scipy_stats
+
+    return float(scipy_stats.ttest_1samp(values, 0.0, alternative="less").pvalue)
 
 
 def suite_test(
@@ -384,13 +421,14 @@ def analyse(
         for t in tests
     ]
     samples = sorted(t.cand_samples for t in tests)
+    change = mean_change([float(d) for d in differences])
     return NoiseAnalysis(
         tests=tests_by,
         regressions=regressions,
         fixes=fixes,
         within_noise=sorted(within),
         suite_p=suite.p,
-        change=mean_change([float(d) for d in differences]),
+        change=change,
         samples=samples[len(samples) // 2] if samples else 0,
         suite_alpha=suite.alpha,
         shares=shares,
@@ -400,6 +438,14 @@ def analyse(
         run_spread=run_spread,
         shift_explained=explained,
         spread_beside=beside,
+        suite_unreachable=(
+            (suite.approximate_p, suite.units)
+            if suite.approximate_p is not None
+            and suite.approximate_p <= suite.alpha
+            # a drop that matters: beyond the margin (and the tolerance), not any drop
+            and -change.mean > max(rule.tolerance, rule.non_inferiority_margin) + EPSILON
+            else None
+        ),
     )
 
 
@@ -419,14 +465,21 @@ def _allow_shift_beside(
     of it, and the candidate's run is the pull request's, so what this finds is used only
     to say "inconclusive" (gate.deciding.rules), never to ship.
     """
-    blocking = set(significant(tests, rule, lower=True))
+    blocking = {t.id for t in tests if t.critical} & set(significant(tests, rule, lower=True))
     by_id = {new.id: (old, new) for old, new in pairs}
+    # Every cluster holding a critical case that would block stays out of every estimate:
+    # two broken families must not explain each other away.
+    broken = {cluster_key(case_id, clusters) for case_id in blocking}
+    found: dict[str, RunSpread | None] = {}  # one fit per cluster: its cases share it
     beside: dict[str, RunSpread] = {}
     retested = []
     for test in tests:
         spread = None
-        if test.critical and test.id in blocking:
-            spread = spread_beside(pairs, clusters, test.id)
+        if test.id in blocking:
+            own = cluster_key(test.id, clusters)
+            if own not in found:
+                found[own] = spread_beside(pairs, clusters, test.id, broken)
+            spread = found[own]
         if spread is None or spread.variance <= 0:
             retested.append(test)
             continue

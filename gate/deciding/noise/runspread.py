@@ -11,9 +11,8 @@ found a τ² of 1 in under a quarter of histories (an independent simulation).
 
 Trusted runs are the base's history (gate.history.spread). Without them, the two runs
 being compared can still show a shift, in the clusters beside the one a critical case is
-in (`spread_beside`); but the pull request controls one of those runs and could widen that
-spread on purpose, so such an allowance may only turn a block into "inconclusive" (exit 3),
-never into a ship (gate.deciding.rules).
+in (gate.deciding.noise.beside); the pull request controls one of those runs, so such an
+allowance may only turn a block into "inconclusive" (exit 3), never into a ship.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from functools import lru_cache
 from typing import Any
 
 from gate.deciding.noise.runshift import cluster_key
-from gate.results import CaseResult
 
 #: τ (the shift's standard deviation on the log odds) is sought within 0 … TAU_LARGEST,
 #: to TAU_STEP / 5
@@ -35,10 +33,6 @@ TAU_LARGEST = 5.0
 CENTRE_RANGE = 8.0
 CENTRE_POINTS = 81
 SHIFT_NODES = 64
-#: the two runs' own spread is used only when the clusters beside a case give it this
-#: many degrees of freedom: with fewer, Student's t is so wide that every drop would be
-#: "inconclusive", which says nothing
-FEWEST_CLUSTERS_BESIDE = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +84,7 @@ class RunSpread:
 
 
 @lru_cache(maxsize=1)
-def _grids() -> tuple[Any, Any, Any, Any]:
+def grids() -> tuple[Any, Any, Any, Any]:
     """The centres with their trapezoid weights (in logs), and the shift's Hermite nodes
     with theirs."""
     import numpy as np
@@ -108,7 +102,7 @@ def log_likelihood(groups: Sequence[Sequence[tuple[int, int]]], tau: float) -> f
     import numpy as np
     from scipy.special import expit, logsumexp
 
-    centres, centre_weights, nodes, log_weights = _grids()
+    centres, centre_weights, nodes, log_weights = grids()
     logits = centres[:, None] + tau * nodes[None, :]  # [centre, node]
     log_yes, log_no = np.log(expit(logits)), np.log(expit(-logits))
     # Many runs share their counts (19/20, 20/20, …): each distinct count is worked once,
@@ -166,33 +160,3 @@ def spread_between_runs(
         variance=float(best.x) ** 2,
         likelihood_ratio=float(2 * (-best.fun - at_zero)),
     )
-
-
-def spread_beside(
-    pairs: Sequence[tuple[CaseResult, CaseResult]], clusters: Mapping[str, str], case_id: str
-) -> RunSpread | None:
-    """τ² from the baseline's run and the candidate's run, in every cluster but `case_id`'s.
-
-    The case's own cluster is left out so that a regression cannot widen its own allowance.
-    None when the clusters beside it are too few to say anything. It is not first tested
-    for a shift: a likelihood ratio pretest at 5% spared a few real collapses from
-    "inconclusive" but let 3.2% of unchanged `samples: auto` systems whose families did
-    shift be blocked (500 comparisons of the simulation in bench/), and a block is the
-    error the level bounds.
-    """
-    own = cluster_key(case_id, clusters)
-    beside = [(old, new) for old, new in pairs if cluster_key(new.id, clusters) != own]
-    runs = [
-        {old.id: (old.passes, old.samples) for old, _ in beside if _counted(old)},
-        {new.id: (new.passes, new.samples) for _, new in beside if _counted(new)},
-    ]
-    spread = spread_between_runs(
-        runs, "the baseline's run and this one, in the clusters beside it"
-    ).counted_in(clusters)
-    if spread.shift_freedom < FEWEST_CLUSTERS_BESIDE:
-        return None
-    return spread
-
-
-def _counted(case: CaseResult) -> bool:
-    return case.status != "error" and case.samples > 0

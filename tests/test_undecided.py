@@ -1,0 +1,59 @@
+"""gate/deciding/undecided.py and the suite test's floor: a drop the exact suite test had
+too few units to test at its level is inconclusive (exit 3), never shipped."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from scipy import stats as scipy_stats
+
+from gate.deciding.noise.analysis import analyse
+from gate.results import write_results
+from gate.suite.config import GateConfig
+from tests.conftest import Project
+from tests.factories import run, sampled
+from tests.test_cli import casegate
+
+
+def _suite(path: Path, families: int, passes: int, created_at: str) -> Path:
+    """`families` clusters of five cases, no critical case, each passing `passes` of 20."""
+    cases = [sampled(f"f{k}-{m}", passes, 20) for k in range(families) for m in range(5)]
+    built = run(cases, suite="demo", system="echo", clusters={"by": "id_prefix"})
+    write_results(dataclasses.replace(built, created_at=created_at), path)
+    return path
+
+
+@pytest.mark.parametrize(("families", "exit_code"), [(5, 3), (8, 1)])
+def test_a_collapse_of_every_case_never_ships_however_few_the_clusters(
+    project: Project, families: int, exit_code: int
+) -> None:
+    """An independent attack shipped 25/25 → 0/25 through five clusters: the exact test's
+    smallest p, 2^-5, is above the suite's share of alpha. Eight can block."""
+    project.write_config(gate={"on_inconclusive": "ship"})
+    base = _suite(project.root / "base.json", families, 19, "2026-11-04T08:00:00+00:00")
+    cand = _suite(project.root / "cand.json", families, 4, "2026-11-05T08:00:00+00:00")
+    gated = casegate("gate", str(base), str(cand), cwd=project.root)
+    assert gated.returncode == exit_code, gated.stdout + gated.stderr
+    if exit_code == 3:
+        assert "with 5 clusters the exact suite test cannot reach its level" in (gated.stdout)
+        assert "smallest p is 2^-5 = 0.031 > alpha 0.02" in gated.stdout
+        assert "It does not ship (exit 3)" in gated.stdout
+
+
+def test_the_approximate_test_is_students_t_on_the_cluster_totals() -> None:
+    rows = [(f"f{k}-{m}", 19, [4, 6, 3, 5, 8][k]) for k in range(5) for m in range(5)]
+    pairs = [(sampled(c, b, 20), sampled(c, n, 20)) for c, b, n in rows]
+    clusters = {c: c.split("-")[0] for c, *_ in rows}
+    analysed = analyse(pairs, GateConfig(), clusters=clusters)
+    totals = [5 * (to - 19) / 20 for to in [4, 6, 3, 5, 8]]
+    reference = scipy_stats.ttest_1samp(totals, 0.0, alternative="less").pvalue
+    assert analysed.suite_unreachable == (pytest.approx(reference), 5)
+
+
+def test_an_unchanged_suite_of_few_clusters_is_not_held_up() -> None:
+    rows = [(f"f{k}-{m}", 15, [15, 16, 14, 15, 16][k]) for k in range(5) for m in range(5)]
+    pairs = [(sampled(c, b, 20), sampled(c, n, 20)) for c, b, n in rows]
+    analysed = analyse(pairs, GateConfig(), clusters={c: c.split("-")[0] for c, *_ in rows})
+    assert analysed.suite_unreachable is None
