@@ -1,16 +1,20 @@
-"""Judge again, in the gate's own process, what the supervised run reported.
+"""Judge, in the gate's own process, the outputs the supervised run produced.
 
 The supervised run imports the pull request's code (custom checks, a python
-system), so what it writes is a claim. Before anything is gated, this process —
-which never imports user code — checks that claim: in replay, every sample's
-output must be the recorded one; every built-in check is evaluated again on
-that output; and each case's verdict is recomputed from its samples under the
-config's thresholds. Only custom checks and the LLM judge keep the verdicts the
-run gave (they are the suite's own code and the pinned judge's recorded
-answers). `similar` by embeddings and `moderation` are measured again from the
-embeddings and scores read with the outputs, before the run; outside replay
-there is no such snapshot, and their verdicts are the run's too. Any mismatch
-means the run cannot be trusted: exit 2, never a verdict.
+system), so what it writes is a claim. Under `casegate check` it produces outputs
+and judges only what this process cannot (gate.judging.checks.run_judged). This
+process, which never imports user code, judges each sample once: in replay,
+every sample's output must be the recorded one; every built-in check is
+evaluated on that output; custom checks get the verdicts of their own judging
+process (gate.judging.judgeproc); and each case's verdict is computed from its
+samples under the config's thresholds. Only the LLM judge keeps the verdict the
+run gave (the pinned judge's recorded answers). `similar` by embeddings and
+`moderation` are measured from the embeddings and scores read with the
+outputs, before the run; outside replay there is no such snapshot, and their
+verdicts are the run's too. `samples: auto` cases are the exception to judging
+once: the run needs their verdicts to stop, and the rounds it drew are derived
+again here from this process's verdicts. Any mismatch means the run cannot be
+trusted: exit 2, never a verdict.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.deciding.noise import adaptive
-from gate.errors import CasegateError, SystemCallError
+from gate.errors import CasegateError, MissingRecordingError, SystemCallError
 from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
 from gate.outputs import Output, ToolCall
@@ -30,12 +34,14 @@ from gate.produce.run import aggregate
 from gate.produce.services.recorded import Snapshot
 from gate.produce.services.suite import Services, for_snapshot, snapshot_entries
 from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise
+from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.suite.shard import shard_of
 
-#: checks whose verdicts only the supervised run can give
-DELEGATED = frozenset({"check", "judge"})
+#: checks this process does not evaluate: custom checks (their own judging process,
+#: gate.judging.judgeproc) and those only the supervised run can give (checks.run_judged)
+DELEGATED = frozenset({"check"}) | checks.RUN_JUDGED
 
 
 class UntrustedRun(CasegateError):
@@ -253,7 +259,13 @@ def _judge_again(
     )
     try:
         mine = {v.check: v for v in checks.evaluate(judges, subject)}
-    except SystemCallError as exc:  # the run judged what the snapshot cannot: not from it
+    except SystemCallError as exc:
+        if not checks.service_checks(case.expect) & {c.check for c in sample.checks}:
+            # The run left the measure to this process, and the recordings lack it.
+            raise MissingRecordingError(
+                f"case {case.id!r} (sample {sample.sample}): {redact(str(exc))}"
+            ) from None
+        # The run judged what the snapshot cannot: not from it.
         raise UntrustedRun(
             f"the run judged case {case.id!r} (sample {sample.sample}), but the recordings "
             f"read before it started cannot ({exc}): its results cannot be trusted"
