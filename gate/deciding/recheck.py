@@ -48,9 +48,10 @@ class UntrustedRun(CasegateError):
     """The supervised run's results do not match what this process finds."""
 
 
-class Recorded(dict[tuple[str, str], Output]):
-    """The recorded outputs by (case id, key), and the recorded embeddings and
-    moderation scores (`services`) that `similar` and `moderation` are judged by."""
+class Recorded(dict[tuple[str, int], Output]):
+    """The recorded outputs by (case id, sample number), each the one its request key
+    names, and the recorded embeddings and moderation scores (`services`) that
+    `similar` and `moderation` are judged by."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,7 +76,7 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
             outputs = store.get_many(case.id, keys)
         except CasegateError:
             continue  # the run itself reports an unreadable recording
-        recorded.update({(case.id, k): o for k, o in zip(keys, outputs, strict=True) if o})
+        recorded.update({(case.id, n): o for n, o in enumerate(outputs) if o})
     recorded.services = snapshot_entries(store, cases)
     return recorded
 
@@ -102,7 +103,6 @@ def recheck(
     or looser schemas never pass a case).
     """
     by_id = {case.id: case for case in cases}
-    fingerprint = system_fingerprint(loaded.resolved_system())
     # Under a ruling every sample is costed at the base's prices: a recorded cost_usd is
     # the pull request's claim, and so is a price table it edits.
     costing = ruler
@@ -123,9 +123,7 @@ def recheck(
             )
         _require_sample_numbers(case.id, result.outputs)
         outputs = [
-            _judge_again(
-                case, sample, recorded, fingerprint, loaded, services, custom, costing, declared
-            )
+            _judge_again(case, sample, recorded, loaded, services, custom, costing, declared)
             for sample in sorted(result.outputs, key=lambda sample: sample.sample)
         ]
         threshold = case.min_pass_rate
@@ -208,7 +206,6 @@ def _judge_again(
     case: Case,
     sample: SampleResult,
     recordings: Recorded | None,
-    fingerprint: str,
     loaded: LoadedConfig,
     services: Services | None = None,
     custom: CustomVerdicts | None = None,
@@ -218,8 +215,8 @@ def _judge_again(
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
     if recordings is not None:
-        key = request_key(fingerprint, case.input, sample.sample)
-        recorded = recordings.get((case.id, key))
+        # Keyed as the snapshot read it: by this case's input under this config's system.
+        recorded = recordings.get((case.id, sample.sample))
         claimed = [ToolCall.model_validate(call) for call in sample.tool_calls]
         if recorded is None or recorded.text != sample.text or recorded.tool_calls != claimed:
             raise UntrustedRun(
