@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gate import heap
 from gate.deciding.noise import adaptive
 from gate.errors import CasegateError, MissingRecordingError, SystemCallError
 from gate.judging import checks
@@ -69,15 +70,16 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
     store = RecordingStore(loaded.recordings_dir)
     fingerprint = system_fingerprint(loaded.resolved_system())
     recorded = Recorded()
-    for case in cases:
-        count = samples_for(case, loaded) or loaded.config.adaptive.max
-        keys = [request_key(fingerprint, case.input, index) for index in range(count)]
-        try:
-            outputs = store.get_many(case.id, keys)
-        except CasegateError:
-            continue  # the run itself reports an unreadable recording
-        recorded.update({(case.id, n): o for n, o in enumerate(outputs) if o})
-    recorded.services = snapshot_entries(store, cases)
+    with heap.bulk():  # an output a sample, kept to the end: no collector passes over them
+        for case in cases:
+            count = samples_for(case, loaded) or loaded.config.adaptive.max
+            keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+            try:
+                outputs = store.get_many(case.id, keys)
+            except CasegateError:
+                continue  # the run itself reports an unreadable recording
+            recorded.update({(case.id, n): o for n, o in enumerate(outputs) if o})
+        recorded.services = snapshot_entries(store, cases)
     return recorded
 
 
@@ -110,30 +112,46 @@ def recheck(
     services = None
     if recorded is not None:  # the snapshot, not the folder the run could write to
         services = for_snapshot(loaded.config, Snapshot(recorded.services))
-    rebuilt = []
-    for result in candidate.cases:
-        case = by_id.get(result.id)
-        if case is None:
-            raise UntrustedRun(f"the run reported case {result.id!r}, which the suite lacks")
-        fixed = samples_for(case, loaded)
-        if fixed is not None and len(result.outputs) != fixed:
-            raise UntrustedRun(
-                f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
-                f"not the {fixed} the suite asks for"
-            )
-        _require_sample_numbers(case.id, result.outputs)
-        outputs = [
-            _judge_again(case, sample, recorded, loaded, services, custom, costing, declared)
-            for sample in sorted(result.outputs, key=lambda sample: sample.sample)
+    with heap.bulk():  # every sample's verdicts, kept to the end
+        rebuilt = [
+            _judged_case(result, by_id, recorded, loaded, services, custom, costing, declared)
+            for result in candidate.cases
         ]
-        threshold = case.min_pass_rate
-        if threshold is None:
-            threshold = loaded.config.min_pass_rate
-        rebuilt.append(aggregate(case, outputs, threshold))
     _require_adaptive_rounds(rebuilt, by_id, loaded, reference, shards)
     candidate.cases = rebuilt
     candidate.summary = summarise(rebuilt)
     return candidate
+
+
+def _judged_case(
+    result: CaseResult,
+    by_id: dict[str, Case],
+    recorded: Recorded | None,
+    loaded: LoadedConfig,
+    services: Services | None,
+    custom: CustomVerdicts | None,
+    costing: LoadedConfig | None,
+    declared: Any,
+) -> CaseResult:
+    """One case as this process judges it from the samples the run reported."""
+    case = by_id.get(result.id)
+    if case is None:
+        raise UntrustedRun(f"the run reported case {result.id!r}, which the suite lacks")
+    fixed = samples_for(case, loaded)
+    if fixed is not None and len(result.outputs) != fixed:
+        raise UntrustedRun(
+            f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
+            f"not the {fixed} the suite asks for"
+        )
+    _require_sample_numbers(case.id, result.outputs)
+    outputs = [
+        _judge_again(case, sample, recorded, loaded, services, custom, costing, declared)
+        for sample in sorted(result.outputs, key=lambda sample: sample.sample)
+    ]
+    threshold = case.min_pass_rate
+    if threshold is None:
+        threshold = loaded.config.min_pass_rate
+    return aggregate(case, outputs, threshold)
 
 
 def ruled_cost(sample: SampleResult, ruler: LoadedConfig) -> float | None:
