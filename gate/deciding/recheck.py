@@ -232,11 +232,11 @@ def _judge_again(
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
+    tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
     if recordings is not None:
         # Keyed as the snapshot read it: by this case's input under this config's system.
         recorded = recordings.get((case.id, sample.sample))
-        claimed = [ToolCall.model_validate(call) for call in sample.tool_calls]
-        if recorded is None or recorded.text != sample.text or recorded.tool_calls != claimed:
+        if recorded is None or recorded.text != sample.text or recorded.tool_calls != tool_calls:
             raise UntrustedRun(
                 f"the run's output for case {case.id!r} (sample {sample.sample}) is not the "
                 "recorded one: its results cannot be trusted"
@@ -257,7 +257,6 @@ def _judge_again(
     # judge's does (and as its outputs do).
     delegated = DELEGATED | (checks.service_checks(case.expect) if services is None else set())
     judges = [(name, judge) for name, judge in case.judges if name not in delegated]
-    tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
     subject = checks.Subject(
         sample.text or "",
         case.input,
