@@ -16,8 +16,8 @@ peak RSS are the child's, end to end. Printed, with the goals from issue #14:
 - end to end at each size, casegate's time over the floor's (goal at 10,000 <= 3x);
 - peak RSS at each size (goal at 100,000 < 1 GiB).
 
-Up to 10,000 cases it also times `casegate check` against that run's own results, as
-a ratio to the run.
+Up to 10,000 cases it also times `casegate check` against that run's own results, best
+of as many runs, as a ratio to the run (goal from issue #21 at 10,000: <= 1.5x).
 """
 
 from __future__ import annotations
@@ -100,10 +100,10 @@ def measure(count: int) -> dict[str, float]:
         assert (results["cases"], results["passed"]) == (count, floor["passed"]), results
         figures = {"floor": floor_s, "run": run_s, "floor_rss": floor_rss, "rss": run_rss}
         if 1 < count <= 10_000:
-            # `check` runs the suite in a supervised child, then judges every output
-            # again itself (gate.deciding.recheck): its cost, as a ratio to `run` measured here.
+            # `check` runs the suite in a supervised child that produces the outputs, then
+            # judges each one itself (gate.deciding.recheck): its cost, as a ratio to `run`.
             argv = [*CASEGATE, "check", "--baseline", "r.json", "--out", "c.json", "--quiet"]
-            figures["check"] = child(argv, folder)[0]
+            figures["check"] = best(argv, folder, count)[0]  # best of as many as the run
         return figures
 
 
@@ -134,8 +134,9 @@ def main() -> None:
         )
         if "check" in row:
             print(
-                f"{count:>7,} cases, check (run + re-judging + compare + report): "
+                f"{count:>7,} cases, check (supervised run + judging + compare + report): "
                 f"{row['check']:6.2f} s = {row['check'] / row['run']:.2f}x the run"
+                + (" (goal <= 1.5)" if count == 10_000 else "")
             )
 
 

@@ -169,6 +169,8 @@ def check(
             reap=reap,
             withhold=withheld(loaded, ruling, mode),
             sandbox=plan,
+            # Its verdicts would be its claim: every output is judged once, below.
+            gate_judges=True,
         )
         candidate, output = child.results, child.output
         said += child.sandbox_notes
@@ -206,12 +208,12 @@ def check(
     if candidate.shard is not None:
         write_results(candidate, out)  # the gate's own account of its part, for the merge
         return CheckOutcome(candidate, out, output=output, sandbox=said)
-    if parts:
-        write_results(candidate, out)
+    # The gate's own account, never the run's: the run left its verdicts to this process.
+    write_results(candidate, out)
     require_same_selection(baseline.selection, candidate.selection)
     if held_out is not None:
         candidate.holdout = holdout.score(held_out, loaded, mode, baseline=baseline)
-        write_results(candidate, out)  # the gate's own account, with the slice's aggregates
+        write_results(candidate, out)  # with the slice's aggregates
     comparison = compare(
         baseline,
         candidate,

@@ -282,11 +282,17 @@ def _brackets(text: str | bytes) -> int:
 
 def too_deep(document: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether lists and mappings nest more than `limit` levels (checked without recursion)."""
-    stack = [(document, 1)] if isinstance(document, dict | list) else []
-    while stack:
-        value, depth = stack.pop()
+    # Level by level, each level's containers gathered by a comprehension: half the time
+    # of a stack of (value, depth) pairs on a results file, which the gate reads twice.
+    level = [document] if isinstance(document, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        children = value.values() if isinstance(value, dict) else value
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        below: list[Any] = []
+        for value in level:
+            children = value.values() if isinstance(value, dict) else value
+            below.extend([child for child in children if isinstance(child, dict | list)])
+        level = below
     return False

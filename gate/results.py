@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import StrictInt, TypeAdapter, ValidationError
 
+from gate import heap
 from gate.errors import ResultsError
 from gate.files import OutputError, Writer, atomic_writer, parse_json
 from gate.limits import MAX_RESULTS_BYTES, read_limited
@@ -245,6 +246,13 @@ def ensure_replaceable(path: Path) -> None:
 
 def read_results(path: Path) -> RunResults:
     """Load a results or baseline file; raises ResultsError with the cause and fix."""
+    # A results file holds records for every sample: built with the collector paused
+    # (gate.heap), since `check` reads two of 10,000 cases beside its snapshot.
+    with heap.bulk():
+        return _read_results(path)
+
+
+def _read_results(path: Path) -> RunResults:
     try:
         fix = "is it a results file? (`casegate run --out PATH` writes one)"
         data = parse_json(

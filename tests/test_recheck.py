@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gate.cli import main
@@ -134,3 +136,99 @@ def test_a_sample_is_costed_no_lower_than_the_bases_prices_allow(
         sample=0, status="pass", input_tokens=1000, output_tokens=1000, model="m", cost_usd=claimed
     )
     assert ruled_cost(sample, ruler) == pytest.approx(expected)  # type: ignore[arg-type]
+
+
+# Judged once: under `check` the supervised run produces the outputs and this process
+# judges them (issue #21).
+
+
+def _counting_check(project: Project) -> tuple[str, Path]:
+    """A custom check that appends one line per call to a file: a count any process leaves."""
+    calls = project.root / "calls.txt"
+    module = f"counted_{project.module}"  # one name per test: a process imports it once
+    project.write_text(
+        f"{module}.py",
+        f"""
+        def hello(text, case):
+            with open({str(calls)!r}, "a") as calls:
+                calls.write(case.id + "\\n")
+            return "hello" in text
+        """,
+    )
+    return f"{module}:hello", calls
+
+
+def test_check_calls_each_custom_check_once_per_sample(project: Project) -> None:
+    spec, calls = _counting_check(project)
+    project.write_cases(
+        [
+            case("a", "hello", check=spec, contains="hello"),
+            case("b", "world", check=spec, fields_={"samples": 3}),
+        ]
+    )
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    calls.write_text("")
+    assert main(["check", "--mode", "live", "--quiet", "--sandbox", "off"]) == 0
+    # The judging process's calls only: the run imported the check and never called it.
+    assert sorted(calls.read_text().split()) == ["a", "b", "b", "b"]
+
+
+def test_the_run_under_check_leaves_the_verdicts_to_the_gate(recorded: Project) -> None:
+    from gate.produce.run import LEFT_TO_GATE
+    from gate.produce.supervise import run_supervised
+
+    child = run_supervised(
+        recorded.config_path,
+        [],
+        "replay",
+        recorded.root / "child.json",
+        expected=["fast", "plain"],
+        show_progress=False,
+        gate_judges=True,
+    )
+    for result in child.results.cases:
+        # Never a pass: an unjudged results file cannot read as a ship.
+        assert result.status == "fail" and result.checks == []
+        assert [(o.status, o.reason, o.checks) for o in result.outputs] == [
+            ("fail", LEFT_TO_GATE, [])
+        ]
+    loaded, cases = load_project(recorded.config_path)
+    judged = recheck(child.results, loaded, cases, snapshot(loaded, cases, "replay"))
+    assert [c.status for c in judged.cases] == ["pass", "pass"]
+    assert [c.check for c in judged.case_map()["fast"].checks] == ["contains", "max_latency_ms"]
+
+
+SAYS_PASS = """
+import gate.produce.run as run
+from gate.results import SampleResult
+
+def _pass(case, sample, answer, *args, **kwargs):
+    # The pull request's code, imported by the run, tells it every sample passed.
+    output = answer.output
+    return SampleResult(sample=sample, status="pass", text=output.text if output else None)
+
+run.judge_sample = _pass
+
+def ok(text, case):
+    return True
+"""
+
+
+def test_a_run_that_would_judge_differently_cannot_change_the_verdict(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = f"says_pass_{project.module}"
+    project.write_text(f"{module}.py", "def ok(text, case):\n    return True\n")
+    project.write_cases(
+        [case("a", "hello", contains="hello", check=f"{module}:ok"), case("b", "x", contains="x")]
+    )
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    # The pull request: a system whose answer now fails `contains`, and a check module
+    # that makes the run call every sample a pass.
+    project.write_system("def answer(case_input, system):\n    return 'bye'\n")
+    project.write_text(f"{module}.py", SAYS_PASS)
+    code = main(["check", "--mode", "live", "--quiet", "--out", "c.json"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    written = read_results(project.root / "c.json").case_map()
+    assert written["a"].status == "fail" and "contains" in written["a"].reason

@@ -502,11 +502,14 @@ def test_code_in_the_run_cannot_forge_a_similarity_pass(project: Project) -> Non
         out=project.root / "check.json",
         show_progress=False,
     )
-    claimed = results_of(project.root / "check.json")["far"]
-    assert claimed["status"] == "pass"  # the forgery worked inside the run...
+    # The forgery worked inside the run: the recordings it could read give every text the
+    # reference's vector. (The run no longer judges `similar` in replay: the gate does.)
+    forged = json.loads((project.root / "recordings" / "far.json").read_text())["responses"]
+    assert len({json.dumps(e["vector"]) for k, e in forged.items() if k.startswith("emb-")}) == 1
     judged = outcome.candidate.case_map()["far"]
     assert judged.status == "fail"  # ...and the gate's own process did not believe it
     assert "similarity 0." in judged.reason
+    assert results_of(project.root / "check.json")["far"]["status"] == "fail"  # its account
 
 
 def test_validate_lists_the_config_line_of_a_bad_python_target(

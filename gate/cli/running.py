@@ -7,11 +7,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.errors import INTERRUPTED
 from gate.reporting import show
 from gate.suite.project import load, load_project, selection_of
+
+if TYPE_CHECKING:
+    from gate.suite.config import LoadedConfig
 
 
 def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
@@ -341,9 +344,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def import_python_target(loaded: LoadedConfig) -> None:
+    """`validate`: import a python system's target, blaming the config's line on failure."""
+    from gate.errors import ConfigError, located
+    from gate.produce.services.suite import import_targets
+    from gate.suite import usercode
+    from gate.yamlfile import line_of, load_yaml_file
+
+    import_targets(loaded)  # the embeddings and moderation services' python targets
+    system = loaded.config.system
+    if system.provider != "python" or not system.target:
+        return
+    try:
+        usercode.load_callable(system.target, "system.target", loaded.root)
+    except usercode.UserCodeError as exc:
+        raw = load_yaml_file(loaded.path)
+        line = line_of(raw.get("system"), "target") if isinstance(raw, dict) else None
+        raise ConfigError(located(loaded.path, line, str(exc))) from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from gate.produce.recordings import RecordingStore
-    from gate.produce.run import import_python_target, make_grader, preflight, prepare_user_checks
+    from gate.produce.run import make_grader, preflight, prepare_user_checks
     from gate.suite.cases import unsourced
 
     loaded, cases = load(args)

@@ -1,16 +1,20 @@
-"""Judge again, in the gate's own process, what the supervised run reported.
+"""Judge, in the gate's own process, the outputs the supervised run produced.
 
 The supervised run imports the pull request's code (custom checks, a python
-system), so what it writes is a claim. Before anything is gated, this process —
-which never imports user code — checks that claim: in replay, every sample's
-output must be the recorded one; every built-in check is evaluated again on
-that output; and each case's verdict is recomputed from its samples under the
-config's thresholds. Only custom checks and the LLM judge keep the verdicts the
-run gave (they are the suite's own code and the pinned judge's recorded
-answers). `similar` by embeddings and `moderation` are measured again from the
-embeddings and scores read with the outputs, before the run; outside replay
-there is no such snapshot, and their verdicts are the run's too. Any mismatch
-means the run cannot be trusted: exit 2, never a verdict.
+system), so what it writes is a claim. Under `casegate check` it produces outputs
+and judges only what this process cannot (gate.judging.checks.run_judged). This
+process, which never imports user code, judges each sample once: in replay,
+every sample's output must be the recorded one; every built-in check is
+evaluated on that output; custom checks get the verdicts of their own judging
+process (gate.judging.judgeproc); and each case's verdict is computed from its
+samples under the config's thresholds. Only the LLM judge keeps the verdict the
+run gave (the pinned judge's recorded answers). `similar` by embeddings and
+`moderation` are measured from the embeddings and scores read with the
+outputs, before the run; outside replay there is no such snapshot, and their
+verdicts are the run's too. `samples: auto` cases are the exception to judging
+once: the run needs their verdicts to stop, and the rounds it drew are derived
+again here from this process's verdicts. Any mismatch means the run cannot be
+trusted: exit 2, never a verdict.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gate import heap
 from gate.deciding.noise import adaptive
-from gate.errors import CasegateError, SystemCallError
+from gate.errors import CasegateError, MissingRecordingError, SystemCallError
 from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
 from gate.outputs import Output, ToolCall
@@ -30,21 +35,24 @@ from gate.produce.run import aggregate
 from gate.produce.services.recorded import Snapshot
 from gate.produce.services.suite import Services, for_snapshot, snapshot_entries
 from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise
+from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.suite.shard import shard_of
 
-#: checks whose verdicts only the supervised run can give
-DELEGATED = frozenset({"check", "judge"})
+#: checks this process does not evaluate: custom checks (their own judging process,
+#: gate.judging.judgeproc) and those only the supervised run can give (checks.run_judged)
+DELEGATED = frozenset({"check"}) | checks.RUN_JUDGED
 
 
 class UntrustedRun(CasegateError):
     """The supervised run's results do not match what this process finds."""
 
 
-class Recorded(dict[tuple[str, str], Output]):
-    """The recorded outputs by (case id, key), and the recorded embeddings and
-    moderation scores (`services`) that `similar` and `moderation` are judged by."""
+class Recorded(dict[tuple[str, int], Output]):
+    """The recorded outputs by (case id, sample number), each the one its request key
+    names, and the recorded embeddings and moderation scores (`services`) that
+    `similar` and `moderation` are judged by."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -62,15 +70,16 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
     store = RecordingStore(loaded.recordings_dir)
     fingerprint = system_fingerprint(loaded.resolved_system())
     recorded = Recorded()
-    for case in cases:
-        count = samples_for(case, loaded) or loaded.config.adaptive.max
-        keys = [request_key(fingerprint, case.input, index) for index in range(count)]
-        try:
-            outputs = store.get_many(case.id, keys)
-        except CasegateError:
-            continue  # the run itself reports an unreadable recording
-        recorded.update({(case.id, k): o for k, o in zip(keys, outputs, strict=True) if o})
-    recorded.services = snapshot_entries(store, cases)
+    with heap.bulk():  # an output a sample, kept to the end: no collector passes over them
+        for case in cases:
+            count = samples_for(case, loaded) or loaded.config.adaptive.max
+            keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+            try:
+                outputs = store.get_many(case.id, keys)
+            except CasegateError:
+                continue  # the run itself reports an unreadable recording
+            recorded.update({(case.id, n): o for n, o in enumerate(outputs) if o})
+        recorded.services = snapshot_entries(store, cases)
     return recorded
 
 
@@ -96,7 +105,6 @@ def recheck(
     or looser schemas never pass a case).
     """
     by_id = {case.id: case for case in cases}
-    fingerprint = system_fingerprint(loaded.resolved_system())
     # Under a ruling every sample is costed at the base's prices: a recorded cost_usd is
     # the pull request's claim, and so is a price table it edits.
     costing = ruler
@@ -104,32 +112,46 @@ def recheck(
     services = None
     if recorded is not None:  # the snapshot, not the folder the run could write to
         services = for_snapshot(loaded.config, Snapshot(recorded.services))
-    rebuilt = []
-    for result in candidate.cases:
-        case = by_id.get(result.id)
-        if case is None:
-            raise UntrustedRun(f"the run reported case {result.id!r}, which the suite lacks")
-        fixed = samples_for(case, loaded)
-        if fixed is not None and len(result.outputs) != fixed:
-            raise UntrustedRun(
-                f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
-                f"not the {fixed} the suite asks for"
-            )
-        _require_sample_numbers(case.id, result.outputs)
-        outputs = [
-            _judge_again(
-                case, sample, recorded, fingerprint, loaded, services, custom, costing, declared
-            )
-            for sample in sorted(result.outputs, key=lambda sample: sample.sample)
+    with heap.bulk():  # every sample's verdicts, kept to the end
+        rebuilt = [
+            _judged_case(result, by_id, recorded, loaded, services, custom, costing, declared)
+            for result in candidate.cases
         ]
-        threshold = case.min_pass_rate
-        if threshold is None:
-            threshold = loaded.config.min_pass_rate
-        rebuilt.append(aggregate(case, outputs, threshold))
     _require_adaptive_rounds(rebuilt, by_id, loaded, reference, shards)
     candidate.cases = rebuilt
     candidate.summary = summarise(rebuilt)
     return candidate
+
+
+def _judged_case(
+    result: CaseResult,
+    by_id: dict[str, Case],
+    recorded: Recorded | None,
+    loaded: LoadedConfig,
+    services: Services | None,
+    custom: CustomVerdicts | None,
+    costing: LoadedConfig | None,
+    declared: Any,
+) -> CaseResult:
+    """One case as this process judges it from the samples the run reported."""
+    case = by_id.get(result.id)
+    if case is None:
+        raise UntrustedRun(f"the run reported case {result.id!r}, which the suite lacks")
+    fixed = samples_for(case, loaded)
+    if fixed is not None and len(result.outputs) != fixed:
+        raise UntrustedRun(
+            f"the run reported {len(result.outputs)} sample(s) of {case.id!r}, "
+            f"not the {fixed} the suite asks for"
+        )
+    _require_sample_numbers(case.id, result.outputs)
+    outputs = [
+        _judge_again(case, sample, recorded, loaded, services, custom, costing, declared)
+        for sample in sorted(result.outputs, key=lambda sample: sample.sample)
+    ]
+    threshold = case.min_pass_rate
+    if threshold is None:
+        threshold = loaded.config.min_pass_rate
+    return aggregate(case, outputs, threshold)
 
 
 def ruled_cost(sample: SampleResult, ruler: LoadedConfig) -> float | None:
@@ -202,7 +224,6 @@ def _judge_again(
     case: Case,
     sample: SampleResult,
     recordings: Recorded | None,
-    fingerprint: str,
     loaded: LoadedConfig,
     services: Services | None = None,
     custom: CustomVerdicts | None = None,
@@ -211,11 +232,11 @@ def _judge_again(
 ) -> SampleResult:
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
+    tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
     if recordings is not None:
-        key = request_key(fingerprint, case.input, sample.sample)
-        recorded = recordings.get((case.id, key))
-        claimed = [ToolCall.model_validate(call) for call in sample.tool_calls]
-        if recorded is None or recorded.text != sample.text or recorded.tool_calls != claimed:
+        # Keyed as the snapshot read it: by this case's input under this config's system.
+        recorded = recordings.get((case.id, sample.sample))
+        if recorded is None or recorded.text != sample.text or recorded.tool_calls != tool_calls:
             raise UntrustedRun(
                 f"the run's output for case {case.id!r} (sample {sample.sample}) is not the "
                 "recorded one: its results cannot be trusted"
@@ -236,7 +257,6 @@ def _judge_again(
     # judge's does (and as its outputs do).
     delegated = DELEGATED | (checks.service_checks(case.expect) if services is None else set())
     judges = [(name, judge) for name, judge in case.judges if name not in delegated]
-    tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
     subject = checks.Subject(
         sample.text or "",
         case.input,
@@ -253,7 +273,13 @@ def _judge_again(
     )
     try:
         mine = {v.check: v for v in checks.evaluate(judges, subject)}
-    except SystemCallError as exc:  # the run judged what the snapshot cannot: not from it
+    except SystemCallError as exc:
+        if not checks.service_checks(case.expect) & {c.check for c in sample.checks}:
+            # The run left the measure to this process, and the recordings lack it.
+            raise MissingRecordingError(
+                f"case {case.id!r} (sample {sample.sample}): {redact(str(exc))}"
+            ) from None
+        # The run judged what the snapshot cannot: not from it.
         raise UntrustedRun(
             f"the run judged case {case.id!r} (sample {sample.sample}), but the recordings "
             f"read before it started cannot ({exc}): its results cannot be trusted"

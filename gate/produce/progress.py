@@ -9,6 +9,7 @@ from worker threads; the clock is injectable, so tests move time by hand.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -128,3 +129,10 @@ class Progress:
         self._stream.write(line + "\n")
         self._stream.flush()
         self._last_line_at, self._last_step, self._last_done = now, step, self.done
+
+
+def progress_bar(total: int, enabled: bool, label: str) -> Progress | None:
+    """A bar on stderr for `total` calls; None when not shown or too few to be worth one."""
+    if not enabled or total < 20:
+        return None
+    return Progress(total, label, stream=sys.stderr)

@@ -7,14 +7,13 @@ fails the run at once and names every case that lacks one.
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from gate import __version__, heap
 from gate.deciding.noise import adaptive
 from gate.deciding.noise.stats import wilson
-from gate.errors import ConfigError, MissingRecordingError, SystemCallError, located
+from gate.errors import ConfigError, MissingRecordingError, SystemCallError
 from gate.judging import checks
 from gate.judging.judge import Grader
 from gate.produce import systems
@@ -30,9 +29,9 @@ from gate.produce.answers import (
     requests_for,
     samples_for,
 )
-from gate.produce.progress import Progress
+from gate.produce.progress import progress_bar
 from gate.produce.recordings import RecordingStore, system_fingerprint
-from gate.produce.services.suite import Services, import_targets, require_pins
+from gate.produce.services.suite import Services, require_pins
 from gate.produce.services.suite import build as build_services
 from gate.results import (
     EPSILON,
@@ -48,20 +47,12 @@ from gate.secrets import redact
 from gate.suite import usercode
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
-from gate.yamlfile import line_of, load_yaml_file
 
 
 def raise_missing_judgements(grader: Grader | None, store: RecordingStore) -> None:
     if grader is not None and grader.missing:
         missing = {case_id: [0] for case_id in grader.missing}
         raise MissingRecordingError(missing_message(missing, store, "judge "))
-
-
-def raise_missing_services(services: Services | None, store: RecordingStore) -> None:
-    for service in services.each if services is not None else []:
-        if service.missing:
-            missing = {case_id: [0] for case_id in service.missing}
-            raise MissingRecordingError(missing_message(missing, store, f"{service.noun} "))
 
 
 def sample_adaptively(
@@ -124,6 +115,11 @@ def _declared_tools(loaded: LoadedConfig | None) -> dict[str, Any] | None:
     return None if loaded is None else checks.declared_tools(loaded.config.system.model_extra or {})
 
 
+#: a sample whose checks the run left to the gate: never a pass, so a results file the gate
+#: did not finish (an interrupted check) cannot read as a ship
+LEFT_TO_GATE = "not judged by the run: the gate judges this output"
+
+
 def judge_sample(
     case: Case,
     sample: int,
@@ -131,7 +127,9 @@ def judge_sample(
     loaded: LoadedConfig | None = None,
     grader: Grader | None = None,
     services: Services | None = None,
+    judges: Sequence[tuple[str, checks.Judge]] | None = None,
 ) -> SampleResult:
+    """The sample judged by `judges` (default: every check); LEFT_TO_GATE says some were not."""
     if answer.output is None:
         return SampleResult(sample=sample, status="error", reason=answer.error or "no output")
     output = answer.output
@@ -149,26 +147,30 @@ def judge_sample(
         "tool_calls": [call.model_dump(exclude_none=True) for call in output.tool_calls],
         "captured_at": answer.captured_at,
     }
+    if judges is None:
+        judges = case.judges
+    left = len(judges) < len(case.judges)
+    verdicts: list[checks.Verdict] = []
     try:
-        verdicts = checks.evaluate(
-            case.judges,
-            checks.Subject.of(
+        if judges:
+            subject = checks.Subject.of(
                 output,
                 case,
                 grader,
                 cost_usd=cost,
                 declared_tools=_declared_tools(loaded),
                 services=services,
-            ),
-        )
+            )
+            verdicts = checks.evaluate(judges, subject)
     except SystemCallError as exc:
         what = getattr(exc, "service", "judge")  # the judge, or a service (gate.produce.services)
         return SampleResult(sample=sample, status="error", reason=redact(f"{what}: {exc}"), **usage)
     failed = [v for v in verdicts if not v.ok]
+    reason = "; ".join(f"{v.check}: {v.reason}" for v in failed)
     return SampleResult(
         sample=sample,
-        status="fail" if failed else "pass",
-        reason="; ".join(f"{v.check}: {v.reason}" for v in failed),
+        status="fail" if failed or left else "pass",
+        reason=reason or (LEFT_TO_GATE if left else ""),
         checks=[CheckResult(check=v.check, ok=v.ok, reason=v.reason) for v in verdicts],
         **usage,
     )
@@ -264,12 +266,6 @@ def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> 
     )
 
 
-def _progress_bar(total: int, enabled: bool, label: str) -> Progress | None:
-    if not enabled or total < 20:
-        return None
-    return Progress(total, label, stream=sys.stderr)
-
-
 def make_grader(
     loaded: LoadedConfig,
     cases: Sequence[Case],
@@ -314,20 +310,6 @@ def prepare_user_checks(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
             )
     if problems:
         raise ConfigError(list(dict.fromkeys(problems)))
-
-
-def import_python_target(loaded: LoadedConfig) -> None:
-    """`validate`: import a python system's target, blaming the config's line on failure."""
-    import_targets(loaded)  # the embeddings and moderation services' python targets
-    system = loaded.config.system
-    if system.provider != "python" or not system.target:
-        return
-    try:
-        usercode.load_callable(system.target, "system.target", loaded.root)
-    except usercode.UserCodeError as exc:
-        raw = load_yaml_file(loaded.path)
-        line = line_of(raw.get("system"), "target") if isinstance(raw, dict) else None
-        raise ConfigError(located(loaded.path, line, str(exc))) from None
 
 
 def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
@@ -375,11 +357,15 @@ def execute(
     reference: RunResults | None = None,
     selection: dict[str, Any] | None = None,
     estimate: bool = False,
+    gate_judges: bool = False,
 ) -> RunResults:
     """Run the suite in `mode`; returns results with one entry per case, sorted by id.
 
     `reference` is the baseline `samples: auto` stops against (default: the config's);
     `estimate` runs a baseline, which `samples: auto` samples at a fixed count instead.
+    `gate_judges`: the supervised run of `casegate check`, whose gate judges every output
+    itself (gate.deciding.recheck): only what the gate cannot judge is judged here
+    (checks.run_judged), and the cases `samples: auto` stops by their verdicts.
     """
     config = loaded.config
     resolved = loaded.resolved_system()
@@ -396,8 +382,19 @@ def execute(
     ordered = sorted(cases, key=lambda c: c.id)
     prepare_user_checks(loaded, cases)
 
+    # What this run judges of each case the gate judges (absent: every check).
+    shares = {
+        case.id: [(name, judge) for name, judge in case.judges if name in kept]
+        for case in (cases if gate_judges else ())
+        if samples_for(case, loaded) is not None
+        for kept in [checks.run_judged(case.expect, replay=mode == "replay")]
+    }
+
     def score(request: Request, answer: Answer) -> SampleResult:
-        return judge_sample(request.case, request.sample, answer, loaded, grader, services)
+        case = request.case
+        return judge_sample(
+            case, request.sample, answer, loaded, grader, services, shares.get(case.id)
+        )
 
     def judge(case: Case, samples: list[SampleResult]) -> CaseResult:
         threshold = case.min_pass_rate
@@ -440,7 +437,8 @@ def execute(
             if missing:
                 raise MissingRecordingError(missing_message(missing, store))
             raise_missing_judgements(grader, store)
-            raise_missing_services(services, store)
+            if services is not None:
+                services.raise_missing(store)
             return scored, False
         if (
             resolved.get("mode") == "batch"
@@ -452,7 +450,7 @@ def execute(
                 mode=mode, only_missing=only_missing, fingerprint=fingerprint,
                 show_progress=show_progress, selection=selection,
             )  # fmt: skip
-        progress = _progress_bar(len(batch), show_progress, mode)
+        progress = progress_bar(len(batch), show_progress, mode)
         try:
             return call_live(batch, work, concurrency=config.concurrency, progress=progress)
         finally:
@@ -469,7 +467,8 @@ def execute(
         with heap.bulk():
             results = replay(ordered, requests, store, judge, score)
         raise_missing_judgements(grader, store)
-        raise_missing_services(services, store)
+        if services is not None:
+            services.raise_missing(store)
     else:
         scored, interrupted = resolve(requests)
         by_case: dict[str, list[SampleResult]] = {}

@@ -104,12 +104,15 @@ def run_supervised(
     withhold: Sequence[str] = (),
     sandbox: SandboxPlan | None = None,
     estimate: bool = False,
+    gate_judges: bool = False,
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
 
     With a `sandbox` plan that drops privileges, the child becomes the sandbox user
     before it imports the suite's code (gate.produce.sandbox), writes only a folder of its own,
     and every process it leaves is ended before its files are read, as untrusted data.
+    With `gate_judges` (`casegate check`, whose gate judges every output itself) the child
+    judges only what the gate cannot (gate.produce.run.execute).
 
     Raises IncompleteRun when the child ended early or wrote less than `expected`,
     and the child's own CasegateError problems when it refused to run.
@@ -148,6 +151,7 @@ def run_supervised(
             "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
             # a baseline: `samples: auto` samples every case at a fixed count (gate.produce.run)
             "estimate": estimate,
+            "gate_judges": gate_judges,
         }
         private_file(request_path, json.dumps(request))  # its nonce is not the run's to read
         command = [

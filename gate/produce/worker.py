@@ -20,6 +20,7 @@ EXIT_INTERRUPTED = 130
 
 def main(argv: list[str]) -> int:
     from gate.errors import CasegateError
+    from gate.produce.answers import samples_for
     from gate.produce.run import execute
     from gate.results import read_results, write_results
     from gate.suite.project import load_project
@@ -40,7 +41,12 @@ def main(argv: list[str]) -> int:
         shard = Shard.parse(request["shard"]) if request.get("shard") else None
         selection = Selection(tuple(request["cases"]), tuple(request["tags"]), shard)
         loaded, cases = load_project(Path(request["config"]), request["overrides"], selection)
-        reference = read_results(Path(request["reference"])) if request["reference"] else None
+        # Only `samples: auto` stops against the baseline: a fixed-sample suite's run
+        # need not parse it (the gate has read it already).
+        adaptive = any(samples_for(case, loaded) is None for case in cases)
+        reference = None
+        if request["reference"] and adaptive:
+            reference = read_results(Path(request["reference"]))
         results = execute(
             loaded,
             cases,
@@ -50,6 +56,7 @@ def main(argv: list[str]) -> int:
             reference=reference,
             selection=selection.to_dict(),
             estimate=bool(request.get("estimate")),
+            gate_judges=bool(request.get("gate_judges")),
         )
         results.shard = shard.to_dict() if shard else None
         write_results(results, Path(request["out"]))

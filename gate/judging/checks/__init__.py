@@ -71,6 +71,7 @@ __all__ = [
     "KNOWN_KEYS",
     "MAX_PATTERN_SIZE",
     "REGISTRY",
+    "RUN_JUDGED",
     "CheckSpecError",
     "Factory",
     "Judge",
@@ -88,6 +89,7 @@ __all__ = [
     "moderated_text",
     "pattern_size",
     "prepared_problems",
+    "run_judged",
     "service_checks",
     "uses_judge",
 ]
@@ -136,6 +138,19 @@ def service_checks(expect: Mapping[str, Any]) -> set[str]:
     """The case's checks that measure with a pinned service (embeddings, moderation)."""
     names = {"similar"} if embedding_reference(expect) is not None else set()
     return names | ({"moderation"} & set(expect))
+
+
+#: checks whose verdict only the run can give: the pinned judge's answer is what the run
+#: called or replayed (gate.judging.judge); every other check the gate can evaluate itself
+RUN_JUDGED = frozenset({"judge"})
+
+
+def run_judged(expect: Mapping[str, Any], *, replay: bool) -> set[str]:
+    """The case's checks a run judges when the gate judges the rest (gate.deciding.recheck):
+    the pinned judge, and outside replay the service checks, which only the run measured
+    (in replay the gate measures them from the recordings it read before the run)."""
+    names = set(expect) & RUN_JUDGED
+    return names if replay else names | service_checks(expect)
 
 
 def modifiers_of(expect: Mapping[str, Any]) -> Modifiers:

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gate.errors import CasegateError, ConfigError, located
+from gate.errors import CasegateError, ConfigError, MissingRecordingError, located
 from gate.judging import checks
+from gate.produce.answers import missing_message
 from gate.produce.services.embeddings import Embedder
 from gate.produce.services.moderation import Moderator
 from gate.produce.services.recorded import (
@@ -57,6 +58,13 @@ class Services:
     def prepare(self) -> None:
         for service in self.each:
             service.prepare()
+
+    def raise_missing(self, store: RecordingStore) -> None:
+        """A MissingRecordingError naming the cases a replay found no answer for."""
+        for service in self.each:
+            if service.missing:
+                missing = {case_id: [0] for case_id in service.missing}
+                raise MissingRecordingError(missing_message(missing, store, f"{service.noun} "))
 
 
 def _users(cases: Iterable[Case]) -> dict[str, list[Case]]:
