@@ -16,6 +16,7 @@ from gate.deciding.noise import analysis
 from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.noise.clusters import clusters_of
 from gate.deciding.noise.runspread import RunSpread
+from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
 from gate.drift import age as recordingage
 from gate.errors import ResultsError
@@ -141,6 +142,9 @@ class Comparison:
     #: compared anyway under --allow-config-change (gate.deciding.alike; set by the caller)
     scope: str | None = None
     allowed_changes: list[str] = field(default_factory=list)
+    #: live or replayed, and then which recordings and the last drift run
+    #: (gate.drift.replayed; set by the caller, which knows the base and the snapshot)
+    replay: ReplayAccount | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]

@@ -43,11 +43,13 @@ class UntrustedRun(CasegateError):
 
 
 class Recorded(dict[tuple[str, str], Output]):
-    """The recorded outputs by (case id, key), and the recorded embeddings and
-    moderation scores (`services`) that `similar` and `moderation` are judged by."""
+    """The recorded outputs by (case id, key), when each was captured (`captured`, as the
+    file says), and the recorded embeddings and moderation scores (`services`) that
+    `similar` and `moderation` are judged by."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.captured: dict[tuple[str, str], str | None] = {}
         self.services: dict[tuple[str, str], dict[str, Any]] = {}
 
 
@@ -66,10 +68,13 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
         count = samples_for(case, loaded) or loaded.config.adaptive.max
         keys = [request_key(fingerprint, case.input, index) for index in range(count)]
         try:
-            outputs = store.get_many(case.id, keys)
+            outputs = store.get_many_dated(case.id, keys)
         except CasegateError:
             continue  # the run itself reports an unreadable recording
-        recorded.update({(case.id, k): o for k, o in zip(keys, outputs, strict=True) if o})
+        for key, (output, captured) in zip(keys, outputs, strict=True):
+            if output is not None:
+                recorded[(case.id, key)] = output
+                recorded.captured[(case.id, key)] = captured
     recorded.services = snapshot_entries(store, cases)
     return recorded
 

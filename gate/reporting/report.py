@@ -44,6 +44,7 @@ from gate.reporting.sections import (
     pairwise_lines,
     pairwise_section,
     rate_text,
+    replay_section,
     reversioned,
     ruler_section,
     ruler_text,
@@ -121,12 +122,15 @@ def _short_value(value: Any) -> str:
 
 
 def text_report(comparison: Comparison, verdict: Verdict) -> str:
+    replay = comparison.replay
     lines = [
         f"{verdict.decision.upper()}{' for a slice' if comparison.scope else ''}: "
-        f"{comparison.suite} — {headline_counts(comparison)}",
+        f"{comparison.suite}{f' ({replay.title()})' if replay else ''} — "
+        f"{headline_counts(comparison)}",
         f"system: {comparison.baseline.system} → {comparison.candidate.system} "
         f"({system_change_text(comparison)})",
     ]
+    lines += [f"  ◦ {line}" for line in (replay.lines() if replay else [])]
     lines += [f"  ◦ {line}" for line in scope_lines(comparison)]
     lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
     lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
@@ -233,11 +237,17 @@ def markdown_report(
     if marker:
         head.append(marker)
     sliced = " for a slice" if comparison.scope else ""
-    head.append(f"### {icon} casegate: **{verdict.decision}**{sliced} — {cell(comparison.suite)}")
+    replay = comparison.replay
+    mode = f" ({replay.title()})" if replay else ""
+    head.append(
+        f"### {icon} casegate: **{verdict.decision}**{sliced} — {cell(comparison.suite)}{mode}"
+    )
     head.append(
         f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
+    if replay is not None:
+        head.append(replay_section(replay))
     head += [f"> ⚠️ {cell(line, 600)}" for line in scope_lines(comparison)]
     if comparison.warnings:
         head.append(stale_baseline_section(comparison.warnings))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gate.deciding.compare import Comparison
 from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
+from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerChange, RulerReview
 from gate.holdout.outcome import HoldoutComparison
 from gate.judging.pairs import CasePairs, PairwiseAnalysis
@@ -75,6 +76,17 @@ def stale_baseline_section(warnings: list[str]) -> str:
         f"> ⚠️ **Stale baseline** (a warning; it does not block): {cell(warning, 500)}"
         for warning in warnings
     )
+
+
+def replay_section(replay: ReplayAccount) -> str:
+    """Live, or replayed from which recordings, under the headline: a replayed verdict is
+    never worded as a live one. Each sentence is escaped like every other cell."""
+    if not replay.replayed:
+        return f"> 📡 **Live**: {cell(replay.lines()[0].removeprefix('live: '), 300)}."
+    first, *rest = replay.lines()
+    shown = [f"> 🔁 **Replayed**, not live: {cell(first, 400)}."]
+    shown += [f"> {cell(line[0].upper() + line[1:], 600)}." for line in rest]
+    return "\n>\n".join(shown)
 
 
 def holdout_section(found: HoldoutComparison) -> str:
