@@ -80,9 +80,8 @@ def test_a_replayed_check_names_its_recordings_and_the_changes_against_the_base(
     assert "no drift run on record (looked for history/demo-drift.json on the base commit" in out
     markdown = Path("report.md").read_text()
     assert "### ✅ casegate: **ship** — demo (replayed, not live)" in markdown
-    assert (
-        "> 🔁 **Replayed**, not live: replayed from recordings captured 2026-10-01–2026-11-20"
-        in (markdown)
+    assert "> 🔁 **Replayed, not live**, from recordings captured 2026-10-01–2026-11-20 (1 " in (
+        markdown
     )
     # Nothing changed: none counted.
     git("checkout", "-q", "--", "recordings", cwd=repo.root)

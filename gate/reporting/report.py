@@ -48,8 +48,10 @@ from gate.reporting.sections import (
     reversioned,
     ruler_section,
     ruler_text,
+    sampling_text,
     scope_lines,
     significance_section,
+    single_sample_mark,
     stale_baseline_section,
     suite_line,
 )
@@ -138,6 +140,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         lines += ruler_text(comparison.ruler)
     if comparison.holdout is not None:  # counts only: gate.holdout never names a case
         lines += [f"  ◦ {line}" for line in comparison.holdout.lines()]
+    if sampled := sampling_text(comparison):
+        lines.append(f"  ◦ {sampled}")
     for reason in verdict.reasons:
         lines.append(
             f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
@@ -154,6 +158,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         for case_id in ids:
             case = source.get(case_id)
             mark = " [critical]" if case is not None and case.critical else ""
+            if show_reason and (one := single_sample_mark(comparison, case_id)):
+                mark += f" [{one}]"
             reason = (
                 f": {truncate(case.reason, 100)}" if show_reason and case and case.reason else ""
             )
@@ -258,6 +264,8 @@ def markdown_report(
         head.append(ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
     if comparison.holdout is not None:
         head.append(holdout_section(comparison.holdout))
+    if sampled := sampling_text(comparison):
+        head.append(f"> 🎲 {cell(sampled[0].upper() + sampled[1:], 700)}.")
     if verdict.reasons:
         head.append(
             "**Why it blocks**\n\n"
@@ -280,7 +288,7 @@ def markdown_report(
     before, after = comparison.baseline_cases, comparison.candidate_cases
     regressions = critical_first(comparison, comparison.regressions)
     rows = [
-        ["🔴 critical" if after[i].critical else "", code(i), cell(after[i].reason)]
+        ["🔴 critical" if after[i].critical else "", code(i), _regression_why(comparison, i)]
         for i in regressions
     ]
     sections.append(
@@ -365,6 +373,13 @@ def markdown_report(
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
     return _fit(head, sections, limit)
+
+
+def _regression_why(comparison: Comparison, case_id: str) -> str:
+    """Why it fails now, after the single-sample label when the regression rests on one draw."""
+    why = cell(comparison.candidate_cases[case_id].reason)
+    one = single_sample_mark(comparison, case_id)
+    return f"⚠️ _{one}_ · {why}" if one else why
 
 
 def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
