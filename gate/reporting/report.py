@@ -141,7 +141,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
     if comparison.holdout is not None:  # counts only: gate.holdout never names a case
         lines += [f"  ◦ {line}" for line in comparison.holdout.lines()]
     if sampled := sampling_text(comparison):
-        lines.append(f"  ◦ {sampled}")
+        lines.append(sampled)
     for reason in verdict.reasons:
         lines.append(
             f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
@@ -264,8 +264,6 @@ def markdown_report(
         head.append(ruler_section(comparison.ruler, min(RULER_LIMIT, limit // 3)))
     if comparison.holdout is not None:
         head.append(holdout_section(comparison.holdout))
-    if sampled := sampling_text(comparison):
-        head.append(f"> 🎲 {cell(sampled[0].upper() + sampled[1:], 700)}.")
     if verdict.reasons:
         head.append(
             "**Why it blocks**\n\n"
@@ -287,6 +285,7 @@ def markdown_report(
     sections: list[tuple[int, str]] = []
     before, after = comparison.baseline_cases, comparison.candidate_cases
     regressions = critical_first(comparison, comparison.regressions)
+    sampled = sampling_text(comparison)
     rows = [
         ["🔴 critical" if after[i].critical else "", code(i), _regression_why(comparison, i)]
         for i in regressions
@@ -295,6 +294,7 @@ def markdown_report(
         (
             1,
             f"#### Regressions ({len(regressions)})\n\n"
+            + (f"🎲 {cell(sampled[0].upper() + sampled[1:], 700)}.\n\n" if sampled else "")
             + (table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
         )
     )
