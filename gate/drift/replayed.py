@@ -92,15 +92,9 @@ def for_results(candidate: RunResults, loaded: LoadedConfig | None) -> ReplayAcc
     the working copy when a config of this suite is at hand (None: no config)."""
     if loaded is not None and loaded.config.suite != candidate.suite:
         loaded = None
-    drift, source, problem = (
-        last_drift(loaded, None)
-        if candidate.mode == "replay"
-        else (
-            None,
-            "",
-            None,
-        )
-    )
+    drift, source, problem = None, "", None
+    if candidate.mode == "replay":
+        drift, source, problem = last_drift(loaded, None)
     return account(
         candidate.mode,
         (sample.captured_at for case in candidate.cases for sample in case.outputs),
