@@ -19,6 +19,7 @@ from gate.deciding.ruler import Ruling, restate
 from gate.deciding.rules import Verdict, decide
 from gate.deciding.staleness import baseline_warnings, overridden_keys
 from gate.deciding.treediff import footprint_changes
+from gate.drift import replayed
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
 from gate.history.report import trusted_notes
@@ -231,7 +232,9 @@ def check(
     )
     # The base commit's history under a ruling: the pull request's copy is its own claim.
     comparison = dataclasses.replace(
-        comparison, history=trusted_notes(comparison, candidate, loaded, ruling)
+        comparison,
+        history=trusted_notes(comparison, candidate, loaded, ruling),
+        replay=replayed.for_check(loaded, cases, candidate, recorded, ruling),
     )
     notes = list(notes)
     if mode == "live" and ruling is None:

@@ -200,14 +200,14 @@ def test_a_slice_compares_only_the_cases_it_ran_and_says_so(
     )
     assert main(["compare", BASELINE, cand, "--allow-config-change"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("SHIP for a slice: demo — 2/2 → 2/2 passed")
+    assert out.startswith("SHIP for a slice: demo (live) — 2/2 → 2/2 passed")
     assert "◦ compared 2 of 3 baseline cases: a slice (--tag returns)" in out
     assert "removed" not in out
     report = compared(capsys, cand, "--allow-config-change")
     assert (report["removed"], report["baseline"]["cases"]) == ([], 2)
     assert report["scope"].startswith("compared 2 of 3 baseline cases: a slice")
     assert main(["compare", BASELINE, cand, "--allow-config-change", "--format", "markdown"]) == 0
-    assert "### ✅ casegate: **ship** for a slice — demo" in capsys.readouterr().out
+    assert "### ✅ casegate: **ship** for a slice — demo (live)" in (capsys.readouterr().out)
     # A baseline of the same slice needs no override, and still says what was compared.
     base_slice = candidate("--tag", "returns", out="base-slice.json")
     capsys.readouterr()

@@ -23,6 +23,7 @@ from gate.cli import main
 from gate.github import action
 from gate.suite import starter
 from gate.suite.starter import FILES, starter_files
+from tests.fakes.llm_server import FakeLLMServer
 from tests.test_cli import casegate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -366,13 +367,21 @@ def test_init_for_each_provider_writes_a_config_that_validates(
     assert written == EXPECTED_FILES[provider]
     config = yaml.safe_load(Path("casegate.yml").read_text())
     assert config["system"]["provider"] == provider
+    # A model's answers vary: its starter samples until the verdict is clear, within a bound.
+    sampled = provider in ("openai", "anthropic")
+    assert config.get("samples", 1) == ("auto" if sampled else 1)
+    assert config.get("adaptive") == ({"max": starter.STARTER_MAX} if sampled else None)
     out = capsys.readouterr().out.splitlines()
     assert "added .casegate/ to .gitignore" in out
-    assert [line.split()[:2] for line in out[-3:]] == [
-        ["casegate", "validate"],
-        ["casegate", "record"],
-        ["casegate", "baseline"],
-    ]
+    assert [line.split("#")[0].split() for line in out[-3:]] == (
+        [
+            ["casegate", "validate"],
+            ["casegate", "baseline", "--mode", "record"],
+            ["casegate", "check"],
+        ]
+        if sampled
+        else [["casegate", "validate"], ["casegate", "record"], ["casegate", "baseline"]]
+    )
     assert main(["validate"]) == 0
     assert "ok: 2 cases" in capsys.readouterr().out
 
@@ -380,8 +389,8 @@ def test_init_for_each_provider_writes_a_config_that_validates(
 @pytest.mark.parametrize(
     ("provider", "says"),
     [
-        ("openai", "with OPENAI_API_KEY set"),
-        ("anthropic", "with ANTHROPIC_API_KEY set"),
+        ("openai", "with OPENAI_API_KEY set: 36 calls per case (samples: auto"),
+        ("anthropic", "with ANTHROPIC_API_KEY set: 36 calls per case (samples: auto"),
         ("python", "calls answer() in system.py"),
         ("command", "runs `python3 system.py`"),
     ],
@@ -391,11 +400,44 @@ def test_the_next_commands_say_what_recording_does_for_the_provider(
 ) -> None:
     steps = starter.next_steps(Path("."), provider)
     assert len(steps) == 3 and says in steps[1]
-    assert [step.split("#")[0].strip() for step in starter.next_steps(Path("app"), provider)] == [
-        "casegate validate -c app/casegate.yml",
-        "casegate record -c app/casegate.yml",
-        "casegate baseline -c app/casegate.yml",
-    ]
+    sampled = provider in ("openai", "anthropic")
+    assert [step.split("#")[0].strip() for step in starter.next_steps(Path("app"), provider)] == (
+        [
+            "casegate validate -c app/casegate.yml",
+            "casegate baseline --mode record -c app/casegate.yml",
+            "casegate check -c app/casegate.yml",
+        ]
+        if sampled
+        else [
+            "casegate validate -c app/casegate.yml",
+            "casegate record -c app/casegate.yml",
+            "casegate baseline -c app/casegate.yml",
+        ]
+    )
+
+
+@pytest.mark.usefixtures("user_module_system")
+def test_a_model_starter_records_its_baseline_under_auto_and_its_check_replays_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    llm_server: FakeLLMServer,
+) -> None:
+    """init's next steps, as printed, against a loopback model: the check replays for free."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    capsys.readouterr()
+    where = ["--set", f"system.base_url={llm_server.url}/v1"]  # transport: not in the keys
+    assert main(["baseline", "--mode", "record", "--quiet", *where]) == 0
+    calls = len(llm_server.received)
+    assert calls == 2 * 3 * starter.STARTER_MAX
+    capsys.readouterr()
+    assert main(["check", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert len(llm_server.received) == calls  # replayed: no call
+    assert "SHIP: assistant (replayed, not live)" in out
+    assert "sampling: baseline samples: auto, 36 samples per case, candidate samples: auto, " in out
+    assert "the system is not deterministic (provider openai calls a model" in out
 
 
 @pytest.mark.parametrize("provider", ["python", "command"])

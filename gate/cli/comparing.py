@@ -77,6 +77,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         scope=scope,
         allowed_changes=found + accepted,
         history=_history(args, comparison, candidate),
+        replay=_replay(args, candidate),
     )
     verdict = alike.blocked(decide(comparison, rule), reasons)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
@@ -119,6 +120,15 @@ def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
         return None
     export, source = trusted_export(loaded, None)
     return notes_for(comparison, candidate, export, source, candidate_label="candidate")
+
+
+def _replay(args: argparse.Namespace, candidate: Any) -> Any:
+    """Live or replayed, from the candidate's file; the last drift run from the working
+    copy, when a config is at hand (gate.drift.replayed)."""
+    from gate.drift.replayed import for_results
+    from gate.suite.config import load_config
+
+    return for_results(candidate, load_config(args.config) if _config_at_hand(args) else None)
 
 
 def _run_spread(args: argparse.Namespace, baseline: Any, candidate: Any) -> Any:

@@ -16,7 +16,9 @@ from gate.deciding.noise import analysis
 from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.noise.clusters import clusters_of
 from gate.deciding.noise.runspread import RunSpread
+from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
+from gate.deciding.sampling import Sampling, sampling_of
 from gate.drift import age as recordingage
 from gate.errors import ResultsError
 from gate.holdout.outcome import HoldoutComparison
@@ -141,6 +143,11 @@ class Comparison:
     #: compared anyway under --allow-config-change (gate.deciding.alike; set by the caller)
     scope: str | None = None
     allowed_changes: list[str] = field(default_factory=list)
+    #: live or replayed, and then which recordings and the last drift run
+    #: (gate.drift.replayed; set by the caller, which knows the base and the snapshot)
+    replay: ReplayAccount | None = None
+    #: the samples each side drew, and whether one sample of this system may decide
+    sampling: Sampling | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -349,6 +356,7 @@ def compare(
         # Aggregates only, unless the caller holding the slice's key compared it case by case.
         holdout=holdout if holdout is not None else compare_runs(baseline, candidate, None),
         candidate_looks=looks,
+        sampling=sampling_of(baseline, candidate),
     )
 
 

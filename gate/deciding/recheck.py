@@ -51,11 +51,13 @@ class UntrustedRun(CasegateError):
 
 class Recorded(dict[tuple[str, int], Output]):
     """The recorded outputs by (case id, sample number), each the one its request key
-    names, and the recorded embeddings and moderation scores (`services`) that
+    names, when each was captured (`captured`, as the file says, by the same keys), and
+    the recorded embeddings and moderation scores (`services`) that
     `similar` and `moderation` are judged by."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.captured: dict[tuple[str, int], str | None] = {}
         self.services: dict[tuple[str, str], dict[str, Any]] = {}
 
 
@@ -75,10 +77,13 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
             count = samples_for(case, loaded) or loaded.config.adaptive.max
             keys = [request_key(fingerprint, case.input, index) for index in range(count)]
             try:
-                outputs = store.get_many(case.id, keys)
+                outputs = store.get_many_dated(case.id, keys)
             except CasegateError:
                 continue  # the run itself reports an unreadable recording
-            recorded.update({(case.id, n): o for n, o in enumerate(outputs) if o})
+            for number, (output, captured) in enumerate(outputs):
+                if output is not None:
+                    recorded[(case.id, number)] = output
+                    recorded.captured[(case.id, number)] = captured
         recorded.services = snapshot_entries(store, cases)
     return recorded
 

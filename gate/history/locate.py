@@ -8,7 +8,8 @@ commit's copy instead, from the tree gate.deciding.ruler extracted, as the basel
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from gate.deciding.basetree import inside, repo_root_of
@@ -27,19 +28,29 @@ def export_relative(config: Config) -> str:
     return config.history or f"history/{config.suite}.jsonl"
 
 
-def working_export(loaded: LoadedConfig) -> Path:
-    """The config's export, relative to the working folder when inside it (as messages
-    name it); a ConfigError when `history:` leaves the repository or goes through a link,
-    since `history add` and the baseline refresh write there."""
-    written = export_relative(loaded.config)
+def drift_relative(config: Config) -> str:
+    """The last drift report kept beside the export: `history/SUITE-drift.json` (the name
+    the Action's `command: drift` gives it in `.casegate/`)."""
+    folder = PurePosixPath(export_relative(config)).parent
+    return (folder / f"{config.suite}-drift.json").as_posix()
+
+
+def working_export(
+    loaded: LoadedConfig, relative: Callable[[Config], str] = export_relative
+) -> Path:
+    """The config's export (or the file `relative` names beside it), relative to the
+    working folder when inside it (as messages name it); a ConfigError when `history:`
+    leaves the repository or goes through a link, since `history add` and the baseline
+    refresh write there."""
+    written = relative(loaded.config)
     what = f"{loaded.path}: history"
     if Path(written).is_absolute():
         raise ConfigError(f"{what}: {written!r} must be a path relative to the config's folder")
     repository = loaded.repository.absolute()
-    relative = os.path.normpath(os.path.relpath(loaded.root.absolute() / written, repository))
-    if relative == ".." or relative.startswith(f"..{os.sep}"):
+    within = os.path.normpath(os.path.relpath(loaded.root.absolute() / written, repository))
+    if within == ".." or within.startswith(f"..{os.sep}"):
         raise ConfigError(f"{what}: {written!r} points outside the repository")
-    inside(repository, relative, what)  # no link on the way, nothing outside
+    inside(repository, within, what)  # no link on the way, nothing outside
     return Path(shown(loaded.root / written))
 
 
@@ -51,15 +62,20 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def trusted_export(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path | None, str]:
-    """The export the report may believe, and how to name it (None: there is none).
+def trusted_export(
+    loaded: LoadedConfig,
+    ruling: Ruling | None,
+    relative: Callable[[Config], str] = export_relative,
+) -> tuple[Path | None, str]:
+    """The export the report may believe, and how to name it (None: there is none); with
+    `relative`, the file it names beside the export (`drift_relative`), read alike.
 
     Without a ruling (`compare`, `check` without --base, a model swap on the default
     branch) the working copy is the trusted branch's. With one, only the base commit's
     copy is; a base without a config has no history to trust.
     """
     if ruling is None:
-        path = working_export(loaded)
+        path = working_export(loaded, relative)
         return path, f"{shown(path)} in the working copy"
     base = ruling.base_config
     if base is None:
@@ -68,11 +84,11 @@ def trusted_export(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path | 
     if tree is None:
         return None, ""
     folder = os.path.relpath(base.path.absolute().parent, tree)
-    relative = os.path.normpath(os.path.join(folder, export_relative(base.config)))
+    written = os.path.normpath(os.path.join(folder, relative(base.config)))
     refused = ruling.base.refused if ruling.base is not None else frozenset()
     commit = ruling.review.base[:7]
-    path = inside(tree, relative, f"the history export on the base commit {commit}", refused)
-    return path, f"{Path(relative).as_posix()} on the base commit {commit}"
+    path = inside(tree, written, f"the history export on the base commit {commit}", refused)
+    return path, f"{Path(written).as_posix()} on the base commit {commit}"
 
 
 def _tree_of(base: LoadedConfig, loaded: LoadedConfig) -> Path | None:

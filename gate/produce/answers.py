@@ -107,7 +107,8 @@ def missing_message(
         f"{shown}",
         "the case is new, or its input, the prompt, model or params changed since recording: "
         "run `casegate record --only-missing` with the provider's key set, and commit the "
-        "recordings",
+        "recordings (under `samples: auto` a baseline replays 3 × adaptive.max samples a "
+        "case: record them with `casegate baseline --mode record`)",
     ]
 
 

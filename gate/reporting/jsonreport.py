@@ -50,6 +50,18 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
         "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),
         "history": None if comparison.history is None else comparison.history.to_dict(),
+        "sampling": (
+            None
+            if comparison.sampling is None
+            else comparison.sampling.to_dict(comparison.regressions, comparison.candidate_cases)
+        ),
+        # Live or replayed: the candidate's mode, and for a replay what it rests on.
+        "mode": comparison.replay.mode if comparison.replay is not None else None,
+        "replay": (
+            comparison.replay.to_dict()
+            if comparison.replay is not None and comparison.replay.replayed
+            else None
+        ),
     }
 
 

@@ -44,11 +44,14 @@ from gate.reporting.sections import (
     pairwise_lines,
     pairwise_section,
     rate_text,
+    replay_section,
     reversioned,
     ruler_section,
     ruler_text,
+    sampling_text,
     scope_lines,
     significance_section,
+    single_sample_mark,
     stale_baseline_section,
     suite_line,
 )
@@ -121,12 +124,15 @@ def _short_value(value: Any) -> str:
 
 
 def text_report(comparison: Comparison, verdict: Verdict) -> str:
+    replay = comparison.replay
     lines = [
         f"{verdict.decision.upper()}{' for a slice' if comparison.scope else ''}: "
-        f"{comparison.suite} — {headline_counts(comparison)}",
+        f"{comparison.suite}{f' ({replay.title()})' if replay else ''} — "
+        f"{headline_counts(comparison)}",
         f"system: {comparison.baseline.system} → {comparison.candidate.system} "
         f"({system_change_text(comparison)})",
     ]
+    lines += [f"  ◦ {line}" for line in (replay.lines() if replay else [])]
     lines += [f"  ◦ {line}" for line in scope_lines(comparison)]
     lines += [f"  ⚠ stale baseline: {warning}" for warning in comparison.warnings]
     lines += [f"  ⚠ old recordings: {warning}" for warning in comparison.recording_warnings]
@@ -134,6 +140,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         lines += ruler_text(comparison.ruler)
     if comparison.holdout is not None:  # counts only: gate.holdout never names a case
         lines += [f"  ◦ {line}" for line in comparison.holdout.lines()]
+    if sampled := sampling_text(comparison):
+        lines.append(sampled)
     for reason in verdict.reasons:
         lines.append(
             f"  ✗ {reason.message}" + (f": {', '.join(reason.cases)}" if reason.cases else "")
@@ -150,6 +158,8 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
         for case_id in ids:
             case = source.get(case_id)
             mark = " [critical]" if case is not None and case.critical else ""
+            if show_reason and (one := single_sample_mark(comparison, case_id)):
+                mark += f" [{one}]"
             reason = (
                 f": {truncate(case.reason, 100)}" if show_reason and case and case.reason else ""
             )
@@ -233,11 +243,17 @@ def markdown_report(
     if marker:
         head.append(marker)
     sliced = " for a slice" if comparison.scope else ""
-    head.append(f"### {icon} casegate: **{verdict.decision}**{sliced} — {cell(comparison.suite)}")
+    replay = comparison.replay
+    mode = f" ({replay.title()})" if replay else ""
+    head.append(
+        f"### {icon} casegate: **{verdict.decision}**{sliced} — {cell(comparison.suite)}{mode}"
+    )
     head.append(
         f"**{headline_counts(comparison)}** · {code(comparison.baseline.system)} → "
         f"{code(comparison.candidate.system)}: {cell(system_change_text(comparison), 400)}"
     )
+    if replay is not None:
+        head.append(replay_section(replay))
     head += [f"> ⚠️ {cell(line, 600)}" for line in scope_lines(comparison)]
     if comparison.warnings:
         head.append(stale_baseline_section(comparison.warnings))
@@ -269,14 +285,16 @@ def markdown_report(
     sections: list[tuple[int, str]] = []
     before, after = comparison.baseline_cases, comparison.candidate_cases
     regressions = critical_first(comparison, comparison.regressions)
+    sampled = sampling_text(comparison)
     rows = [
-        ["🔴 critical" if after[i].critical else "", code(i), cell(after[i].reason)]
+        ["🔴 critical" if after[i].critical else "", code(i), _regression_why(comparison, i)]
         for i in regressions
     ]
     sections.append(
         (
             1,
             f"#### Regressions ({len(regressions)})\n\n"
+            + (f"🎲 {cell(sampled[0].upper() + sampled[1:], 700)}.\n\n" if sampled else "")
             + (table(["", "case", "why it fails now"], rows, len(rows)) if rows else "None."),
         )
     )
@@ -355,6 +373,13 @@ def markdown_report(
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
     return _fit(head, sections, limit)
+
+
+def _regression_why(comparison: Comparison, case_id: str) -> str:
+    """Why it fails now, after the single-sample label when the regression rests on one draw."""
+    why = cell(comparison.candidate_cases[case_id].reason)
+    one = single_sample_mark(comparison, case_id)
+    return f"⚠️ _{one}_ · {why}" if one else why
 
 
 def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:

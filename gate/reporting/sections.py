@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from gate.deciding.compare import Comparison
 from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
+from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerChange, RulerReview
+from gate.deciding.sampling import SINGLE_SAMPLE
 from gate.holdout.outcome import HoldoutComparison
 from gate.judging.pairs import CasePairs, PairwiseAnalysis
 from gate.reporting.markup import ROWS_PER_TABLE, cell, code, table, truncate
@@ -75,6 +77,41 @@ def stale_baseline_section(warnings: list[str]) -> str:
         f"> ⚠️ **Stale baseline** (a warning; it does not block): {cell(warning, 500)}"
         for warning in warnings
     )
+
+
+def replay_section(replay: ReplayAccount) -> str:
+    """Live, or replayed from which recordings, under the headline: a replayed verdict is
+    never worded as a live one. Each sentence is escaped like every other cell."""
+    if not replay.replayed:
+        return f"> 📡 **Live**: {cell(replay.lines()[0].removeprefix('live: '), 300)}."
+    first, *rest = replay.lines()
+    first = first.removeprefix("replayed ")
+    shown = [f"> 🔁 **Replayed, not live**, {cell(first, 400)}."]
+    shown += [f"> {cell(line[0].upper() + line[1:], 600)}." for line in rest]
+    return "\n>\n".join(shown)
+
+
+def sampling_text(comparison: Comparison) -> str:
+    """The samples behind the verdict, and how many regressions rest on one draw each."""
+    sampling = comparison.sampling
+    if sampling is None:
+        return ""
+    after = comparison.candidate_cases
+    single = [i for i in comparison.regressions if sampling.rests_on_one(after.get(i))]
+    text = f"sampling: {sampling.text()}"
+    if single:
+        text += (
+            f"; {len(single)} of {len(comparison.regressions)} regression(s) rest on one sample "
+            "each and may be noise: run with samples ≥ 5 or auto"
+        )
+    return text
+
+
+def single_sample_mark(comparison: Comparison, case_id: str) -> str:
+    """The label of a regression that rests on one draw of a system that varies ("" if not)."""
+    sampling = comparison.sampling
+    case = comparison.candidate_cases.get(case_id)
+    return SINGLE_SAMPLE if sampling is not None and sampling.rests_on_one(case) else ""
 
 
 def holdout_section(found: HoldoutComparison) -> str:

@@ -51,8 +51,6 @@ PROVIDERS: dict[str, dict[str, str]] = {
 
 #: what `casegate record` does for each provider, in the next steps init prints
 _RECORDS = {
-    "openai": "with OPENAI_API_KEY set: one call per case, stored under recordings/",
-    "anthropic": "with ANTHROPIC_API_KEY set: one call per case, stored under recordings/",
     "python": "calls answer() in system.py once per case (a stub until you replace it)",
     "command": "runs `python3 system.py` once per case (a stub until you replace it)",
 }
@@ -134,14 +132,34 @@ def write_starter(
     )
 
 
+#: the providers whose starter config says `samples: auto` (they call a model), and the
+#: `adaptive.max` it sets: a baseline draws 3 times that a case
+SAMPLED = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+STARTER_MAX = 12
+
+
 def next_steps(target: Path, provider: str) -> list[str]:
     """The three commands to run after init, each with what it does for `provider`."""
     config = "" if target == Path(".") else f" -c {target / 'casegate.yml'}"
-    commands = [
-        (f"casegate validate{config}", "the config and both cases load; nothing is called"),
-        (f"casegate record{config}", _RECORDS[provider]),
-        (f"casegate baseline{config}", "replays the recordings into baselines/assistant.json"),
-    ]
+    if provider in SAMPLED:
+        # A baseline under `samples: auto` replays 3 times adaptive.max samples a case: recorded
+        # in one go, then replayed by every check and by the baseline refresh after a merge.
+        commands = [
+            (f"casegate validate{config}", "the config and both cases load; nothing is called"),
+            (
+                f"casegate baseline --mode record{config}",
+                f"with {SAMPLED[provider]} set: {3 * STARTER_MAX} calls per case (samples: auto, "
+                "3 × adaptive.max), "
+                "stored under recordings/ and estimated into baselines/assistant.json",
+            ),
+            (f"casegate check{config}", "replays them as a pull request will: no key, no cost"),
+        ]
+    else:
+        commands = [
+            (f"casegate validate{config}", "the config and both cases load; nothing is called"),
+            (f"casegate record{config}", _RECORDS[provider]),
+            (f"casegate baseline{config}", "replays the recordings into baselines/assistant.json"),
+        ]
     width = max(len(command) for command, _ in commands)
     return [f"  {command:<{width}}  # {what}" for command, what in commands]
 

@@ -31,6 +31,8 @@ class Provider:
     #: python and command pass unknown keys through to the user's code
     passes_extra_keys: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
+    #: its answers are a model's draws, never the same twice for sure (gate.deciding.sampling)
+    calls_a_model: ClassVar[bool] = False
 
     @classmethod
     def problems(cls, system: SystemConfig) -> list[str]:

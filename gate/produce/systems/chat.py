@@ -128,6 +128,7 @@ class ChatProvider(Provider):
     keys: ClassVar[frozenset[str]] = frozenset(
         {"api_key_env", "base_url", "max_retries", "max_wait_s", "tools", "mode"}
     )
+    calls_a_model: ClassVar[bool] = True
     #: the SDK module, its client class and the variable holding the key by default
     sdk: ClassVar[str]
     client_class: ClassVar[str]

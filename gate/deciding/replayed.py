@@ -1,0 +1,197 @@
+"""What a verdict was measured on: the live system, or recordings — and then when they were
+captured, how many of them the change under test added or changed, and what the last drift
+run found when it compared them with the live system.
+
+A replayed verdict judges the recorded answers. It says nothing about what the live system
+answers today, and the report never words it as if it did. The dates are what the recording
+files say (the author's claim, in a pull request); the count of changed recordings is what
+the base commit's files show. Every value is parsed and formatted here (dates from parsed
+datetimes, counts), so nothing a recording file holds reaches the headline as text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+#: a drift run's outcome, as the headline names it
+DRIFT_RESULTS = ("in step", "drifted", "incomplete")
+
+
+def day_of(captured_at: str | None) -> dt.date | None:
+    """The UTC day of an ISO 8601 timestamp; None when absent or not one."""
+    if not isinstance(captured_at, str) or not captured_at or len(captured_at) > 64:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(captured_at)
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    return moment.date()
+
+
+@dataclass(frozen=True, slots=True)
+class LastDrift:
+    """The last drift run on record (gate.drift.replayed reads it)."""
+
+    day: str
+    #: one of DRIFT_RESULTS
+    result: str
+    cases: int
+    flips: int = 0
+    changed: int = 0
+    errors: int = 0
+
+    def text(self) -> str:
+        if self.result == "in step":
+            return f"{self.day}, in step ({self.cases} case(s) run live answered as recorded)"
+        if self.result == "drifted":
+            parts = [f"{self.flips} verdict flip(s)"] if self.flips else []
+            if self.changed:
+                parts.append(f"{self.changed} other case(s) answering differently")
+            return f"{self.day}, drifted: {', '.join(parts) or 'answers changed'}"
+        return f"{self.day}, incomplete: {self.errors} case(s) could not be measured live"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "date": self.day,
+            "result": self.result,
+            "cases": self.cases,
+            "flips": self.flips,
+            "changed": self.changed,
+            "errors": self.errors,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayAccount:
+    """How the candidate's outputs were produced, for the report's headline."""
+
+    #: the candidate's mode: "replay", "live" or "record" (live, each answer recorded)
+    mode: str
+    #: replayed samples, and the first and last day they were captured (None: no date)
+    samples: int = 0
+    captured_from: str | None = None
+    captured_to: str | None = None
+    #: replayed samples whose recording has no readable capture date
+    undated: int = 0
+    #: replayed samples whose recording the change added or changed against `relative_to`
+    #: (None: no base to compare with, outside a pull request or `check --base`)
+    changed: int | None = None
+    changed_cases: tuple[str, ...] = ()
+    relative_to: str | None = None
+    #: why the changed recordings could not be counted against the base, if they could not
+    changed_problem: str | None = None
+    last_drift: LastDrift | None = None
+    #: where the gate looked for the last drift run ("": it could not look)
+    drift_source: str = ""
+    drift_problem: str | None = None
+
+    @property
+    def replayed(self) -> bool:
+        return self.mode == "replay"
+
+    def title(self) -> str:
+        """A few words after the verdict: never a replayed ship read as a live one."""
+        return "replayed, not live" if self.replayed else "live"
+
+    def captured_text(self) -> str:
+        if not self.samples:
+            return "replayed from recordings (no sample was replayed)"
+        if self.captured_from is None or self.captured_to is None:
+            return f"replayed from {self.samples} recording(s), none with a capture date"
+        span = (
+            self.captured_from
+            if self.captured_from == self.captured_to
+            else f"{self.captured_from}–{self.captured_to}"
+        )
+        text = f"replayed from recordings captured {span}"
+        if self.undated:
+            text += f" ({self.undated} of {self.samples} have no capture date)"
+        return text
+
+    def changed_text(self) -> str:
+        if self.changed is not None:
+            return f"{self.changed} changed in this pull request, against {self.relative_to}"
+        return self.changed_problem or ""
+
+    def drift_text(self) -> str:
+        if self.last_drift is not None:
+            text = f"last drift run: {self.last_drift.text()}"
+            if self.captured_to is not None and self.last_drift.day < self.captured_to:
+                text += "; some of these recordings are newer than it"
+            return text
+        if self.drift_problem:
+            return f"last drift run unknown: {self.drift_problem}"
+        where = f" (looked for {self.drift_source})" if self.drift_source else ""
+        return f"no drift run on record{where}"
+
+    def lines(self) -> list[str]:
+        """The headline's account, one sentence a line (plain text: the caller escapes)."""
+        if not self.replayed:
+            how = "recorded as they arrived" if self.mode == "record" else "nothing replayed"
+            return [f"live: every output came from the system during this run ({how})"]
+        captured = self.captured_text()
+        changed = self.changed_text()
+        return [
+            captured + (f" ({changed})" if changed else ""),
+            "this verdict judges those recorded answers, not what the live system answers today",
+            self.drift_text(),
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "captured_from": self.captured_from,
+            "captured_to": self.captured_to,
+            "undated": self.undated,
+            "changed_in_pr": self.changed,
+            "changed_cases": list(self.changed_cases),
+            "changed_relative_to": self.relative_to,
+            "changed_problem": self.changed_problem,
+            "last_drift": None if self.last_drift is None else self.last_drift.to_dict(),
+            "drift_source": self.drift_source,
+            "drift_problem": self.drift_problem,
+        }
+
+
+def account(
+    mode: str | None,
+    dates: Iterable[str | None],
+    *,
+    changed: int | None = None,
+    changed_cases: Iterable[str] = (),
+    relative_to: str | None = None,
+    changed_problem: str | None = None,
+    last_drift: LastDrift | None = None,
+    drift_source: str = "",
+    drift_problem: str | None = None,
+) -> ReplayAccount:
+    """The account of a run in `mode` that replayed samples captured at `dates`."""
+    if mode != "replay":
+        return ReplayAccount(mode=mode or "live")
+    days, undated, count = [], 0, 0
+    for captured in dates:
+        count += 1
+        day = day_of(captured)
+        if day is None:
+            undated += 1
+        else:
+            days.append(day)
+    return ReplayAccount(
+        mode="replay",
+        samples=count,
+        captured_from=min(days).isoformat() if days else None,
+        captured_to=max(days).isoformat() if days else None,
+        undated=undated,
+        changed=changed,
+        changed_cases=tuple(sorted(set(changed_cases))),
+        relative_to=relative_to,
+        changed_problem=changed_problem,
+        last_drift=last_drift,
+        drift_source=drift_source,
+        drift_problem=drift_problem,
+    )

@@ -1,0 +1,189 @@
+"""The replay account of a check or a comparison (gate.deciding.replayed builds the words):
+when the recordings a replayed candidate used were captured, how many of them the pull
+request added or changed against its base commit, and the last drift run on record.
+
+The last drift run is the drift report kept beside the history export
+(`history/SUITE-drift.json`, the JSON `casegate drift --format json` writes, which the
+weekly drift workflow commits). Like the history, it is read from the base commit under a
+ruling: a pull request that writes its own copy cannot claim a clean drift run. A record
+that cannot be read is named in the account and never changes a verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gate.deciding.basetree import inside
+from gate.deciding.replayed import LastDrift, ReplayAccount, account, day_of
+from gate.drift.report import read_report
+from gate.errors import CasegateError
+from gate.history.locate import drift_relative, trusted_export
+from gate.limits import MB, read_limited
+from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
+from gate.results import RunResults
+from gate.suite.cases import Case
+from gate.suite.config import LoadedConfig
+
+if TYPE_CHECKING:
+    from gate.deciding.recheck import Recorded
+    from gate.deciding.ruler import Ruling
+
+#: a drift report holds a short diff per sample: far below this for any real suite
+MAX_DRIFT_RECORD_BYTES = 64 * MB
+
+
+def last_drift(
+    loaded: LoadedConfig | None, ruling: Ruling | None
+) -> tuple[LastDrift | None, str, str | None]:
+    """The last drift run on record, where it was looked for, and why it could not be
+    read (None: it could, or there is none)."""
+    if loaded is None:
+        return None, "", None
+    try:
+        path, source = trusted_export(loaded, ruling, drift_relative)
+    except CasegateError as exc:
+        return None, "", str(exc)
+    if path is None:
+        return None, "", None  # the base commit has no config: nothing on record
+    try:
+        data = read_limited(
+            path, MAX_DRIFT_RECORD_BYTES, "a drift report", "write it again", CasegateError
+        )
+    except FileNotFoundError:
+        return None, source, None
+    except OSError as exc:
+        return None, source, f"{source} cannot be read ({exc.strerror or exc})"
+    except CasegateError as exc:
+        return None, source, str(exc)
+    try:
+        report = read_report(data, source)
+    except CasegateError as exc:
+        return None, source, str(exc)
+    day = day_of(report.created_at)
+    if day is None:
+        return None, source, f"{source} has no readable date"
+    if report.suite != loaded.config.suite:
+        return None, source, f"{source} is a drift report of another suite"
+    if report.errors or report.interrupted:
+        result = "incomplete"
+    elif report.drifted:
+        result = "drifted"
+    else:
+        result = "in step"
+    flipped = set(report.flips)
+    moved = set(report.changed_outputs) | set(report.model_changes)
+    moved |= set(report.fingerprint_changes)
+    found = LastDrift(
+        day=day.isoformat(),
+        result=result,
+        cases=report.summary.cases,
+        flips=len(flipped),
+        changed=len(moved - flipped),
+        errors=len(report.errors),
+    )
+    return found, source, None
+
+
+def for_results(candidate: RunResults, loaded: LoadedConfig | None) -> ReplayAccount:
+    """`compare` and `gate`: the dates the candidate's file gives; the drift record from
+    the working copy when a config of this suite is at hand (None: no config)."""
+    if loaded is not None and loaded.config.suite != candidate.suite:
+        loaded = None
+    drift, source, problem = None, "", None
+    if candidate.mode == "replay":
+        drift, source, problem = last_drift(loaded, None)
+    return account(
+        candidate.mode,
+        (sample.captured_at for case in candidate.cases for sample in case.outputs),
+        last_drift=drift,
+        drift_source=source,
+        drift_problem=problem,
+    )
+
+
+def for_check(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    candidate: RunResults,
+    recorded: Recorded | None,
+    ruling: Ruling | None,
+) -> ReplayAccount:
+    """`check` and the Action: the dates of the recordings the run replayed, as read
+    before it ran (gate.deciding.recheck.snapshot); under a ruling, how many of them the
+    pull request added or changed against the base commit's recordings."""
+    if candidate.mode != "replay" or recorded is None:
+        return account(candidate.mode, ())
+    inputs = {case.id: case.input for case in cases}
+    fingerprint = system_fingerprint(loaded.resolved_system())
+    # case → (sample number, request key) of each sample replayed from the snapshot
+    used: dict[str, list[tuple[int, str]]] = {}
+    for result in candidate.cases:
+        for sample in result.outputs:
+            if result.id in inputs and (result.id, sample.sample) in recorded:
+                key = request_key(fingerprint, inputs[result.id], sample.sample)
+                used.setdefault(result.id, []).append((sample.sample, key))
+    dates = [
+        recorded.captured.get((case_id, number))
+        for case_id, samples in used.items()
+        for number, _ in samples
+    ]
+    drift, source, problem = last_drift(loaded, ruling)
+    changed: int | None = None
+    changed_cases: list[str] = []
+    relative_to: str | None = None
+    changed_problem: str | None = None
+    if ruling is not None and ruling.base_tree is not None and ruling.head_tree is not None:
+        relative_to = f"the base commit {ruling.review.base[:7]}"
+        try:
+            trees = (ruling.base_tree, ruling.head_tree)
+            changed_cases, changed = _changed(loaded, ruling, trees, used, recorded)
+        except CasegateError as exc:
+            changed_problem = f"the recordings this pull request changed are unknown: {exc}"
+    return account(
+        "replay",
+        dates,
+        changed=changed,
+        changed_cases=changed_cases,
+        relative_to=relative_to,
+        changed_problem=changed_problem,
+        last_drift=drift,
+        drift_source=source,
+        drift_problem=problem,
+    )
+
+
+def _changed(
+    loaded: LoadedConfig,
+    ruling: Ruling,
+    trees: tuple[Path, Path],
+    used: dict[str, list[tuple[int, str]]],
+    recorded: Recorded,
+) -> tuple[list[str], int]:
+    """The cases, and the count of replayed recordings, that the base commit's recordings
+    folder (the same path in its tree) lacks or holds otherwise. `trees`: (base, head)."""
+    base_tree, head = trees[0], trees[1].absolute()
+    relative = os.path.relpath(loaded.recordings_dir.absolute(), head)
+    if relative == ".." or relative.startswith(f"..{os.sep}") or os.path.isabs(relative):
+        raise CasegateError("the recordings folder is outside the repository")
+    refused = ruling.base.refused if ruling.base is not None else frozenset()
+    where = f"the recordings on the base commit {ruling.review.base[:7]}"
+    folder = inside(base_tree, Path(relative).as_posix(), where, refused)
+    base = RecordingStore(folder)
+    cases, count = [], 0
+    for case_id, samples in sorted(used.items()):
+        keys = [key for _, key in samples]
+        before = (
+            base.get_many_dated(case_id, keys) if folder.is_dir() else [(None, None)] * len(keys)
+        )
+        now = [(recorded[(case_id, n)], recorded.captured.get((case_id, n))) for n, _ in samples]
+        # Absent on the base, another output, or the same output captured again.
+        differ = sum(
+            1 for new, old in zip(now, before, strict=True) if old[0] is None or old != new
+        )
+        if differ:
+            cases.append(case_id)
+            count += differ
+    return cases, count
