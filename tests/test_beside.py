@@ -1,5 +1,5 @@
 """gate/deciding/noise/beside.py: the shift between runs that the two runs show in the
-clusters beside a case, with the candidate's run offset as a whole."""
+clusters beside a case."""
 
 from __future__ import annotations
 
@@ -75,28 +75,22 @@ def _families(moved: list[int], base: int = 18, critical_to: int | None = None) 
     ]
 
 
-def test_its_tau_is_where_the_likelihood_peaks_with_the_offset_profiled_out() -> None:
+def test_its_tau_is_where_the_likelihood_peaks() -> None:
     rows = _families([12, 8, 18, 10, 19, 14, 9, 17])
     beside = spread_beside(_pairs(rows), _clusters(rows), "f1-0")
     assert beside is not None and beside.variance > 0
     others = [((b, 20), (n, 20)) for c, b, n, k in rows if k != "f1"]
-    best = max(
-        (two_run_log_likelihood(others, tau / 20, offset / 10), tau / 20)
-        for tau in range(0, 61)
-        for offset in range(-40, 21)
-    )
-    assert math.sqrt(beside.variance) == pytest.approx(best[1], abs=0.06)
+    best = max((two_run_log_likelihood(others, tau / 40, 0.0), tau / 40) for tau in range(121))
+    assert math.sqrt(beside.variance) == pytest.approx(best[1], abs=0.03)
 
 
-def test_a_drop_every_cluster_shares_is_no_shift_between_runs() -> None:
-    """The attack that beat the first version: a regression of every family widened its own
-    allowance. The offset takes up what moved every cluster alike."""
+def test_a_drop_every_cluster_shares_may_be_undecided_never_shipped() -> None:
+    """The attack on the allowance: a regression of every family widens its own
+    allowance. Without an offset for the run as a whole (which broke the level under
+    auto), it wins exit 3 instead of a block, never a ship."""
     rows = _families([6] * 8)
-    beside = spread_beside(_pairs(rows), _clusters(rows), "f1-0")
-    assert beside is not None and beside.variance < 0.05
     analysed = analyse(_pairs(rows), GateConfig(), clusters=_clusters(rows))
-    assert "f1-0" in analysed.regressions
-    assert analysed.shift_explained == []
+    assert "f1-0" in analysed.regressions or "f1-0" in analysed.shift_explained
 
 
 def test_two_broken_critical_families_cannot_explain_each_other_away() -> None:
@@ -115,11 +109,9 @@ def test_two_broken_critical_families_cannot_explain_each_other_away() -> None:
 
 def test_too_few_clusters_beside_a_case_give_no_allowance() -> None:
     rows = [
-        row
-        for row in _families([12, 8, 18, 10, 19, 14, 9, 17])
-        if row[3] in {"f0", "f1", "f2", "f3"}
+        row for row in _families([12, 8, 18, 10, 19, 14, 9, 17]) if row[3] in {"f0", "f1", "f2"}
     ]
-    # Three clusters beside it, less one for the offset: two degrees of freedom.
+    # Two clusters beside it: two degrees of freedom.
     assert spread_beside(_pairs(rows), _clusters(rows), "f1-0") is None
 
 

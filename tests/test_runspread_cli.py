@@ -139,7 +139,7 @@ def test_without_a_history_a_drop_the_other_families_match_is_inconclusive(
         assert "no further than the suite's other clusters moved" in gated.stdout
         assert "f1-0 18/20 → 8/20" in gated.stdout
         assert noise["shift_explained"] == ["f1-0"]
-        assert noise["spread_beside"]["f1-0"]["shift_degrees_of_freedom"] == 6
+        assert noise["spread_beside"]["f1-0"]["shift_degrees_of_freedom"] == 7
     else:
         assert gated.stdout.startswith("BLOCK")
         assert noise["shift_explained"] == [] and noise["spread_beside"] == {}

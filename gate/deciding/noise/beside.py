@@ -6,15 +6,20 @@ shift looks like a regression. The other clusters are the only evidence of such 
 and the candidate's run is the pull request's: what is found here may only turn a block
 into "inconclusive" (exit 3), never into a ship (gate.deciding.rules).
 
-The model is the one of gate.deciding.noise.runspread, for two runs, with one more
-parameter: the candidate's run may be offset as a whole. In run r a case's log odds is
-its centre μ, plus that offset in the candidate's run, plus its own shift u ~ N(0, τ²).
-The offset takes up whatever moved every cluster alike, which is what a broken shared
-prompt looks like, so only how far clusters scatter around it counts as shift. (Without
-it, an independent attack found that a regression of every family widened its own
-allowance: a drop of 2.5 on the logit everywhere turned every block into exit 3.)
-Clusters that hold another critical case that would block are left out as well, so two
-broken families cannot explain each other away.
+The model is the one of gate.deciding.noise.runspread, for two runs: in run r a case's
+log odds is its centre μ plus its own shift u ~ N(0, τ²). Clusters that hold another
+critical case that would block are left out, so two broken families cannot explain each
+other away.
+
+An offset of the candidate's run as a whole was tried (`two_run_log_likelihood` keeps the
+parameter): it takes up what moved every cluster alike, so a regression of every family
+no longer widens its own allowance (an independent attack turned such a drop into exit 3
+instead of a block). But the offset also takes up the mean of the families' own shifts,
+and under `samples: auto` an unchanged system whose families shifted was then blocked
+2.40% of the time (1.88-3.01%, 3,000 comparisons): above the level. Without it the level
+holds (0.87% fixed, 1.27% auto), and what the attack wins is exit 3 instead of exit 1:
+the check fails either way, and the suite test still blocks a broad drop over enough
+clusters.
 """
 
 from __future__ import annotations
@@ -24,15 +29,13 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from gate.deciding.noise.runshift import cluster_key
-from gate.deciding.noise.runspread import TAU_LARGEST, RunSpread, grids
+from gate.deciding.noise.runspread import TAU_LARGEST, TAU_STEP, RunSpread, grids
 from gate.results import CaseResult
 
 #: the allowance is used only when the clusters beside a case give its estimate this many
-#: degrees of freedom (one per cluster whose counts vary, less one for the offset): with
-#: fewer, Student's t is so wide that every drop would be "inconclusive", which says nothing
+#: degrees of freedom (one per cluster whose counts vary): with fewer, Student's t is so
+#: wide that every drop would be "inconclusive", which says nothing
 FEWEST_CLUSTERS_BESIDE = 3
-#: the offset is sought within this many logits either way
-OFFSET_LARGEST = 8.0
 
 Counts = tuple[int, int]
 
@@ -97,8 +100,6 @@ def spread_beside(
         source="the baseline's run and this one, in the clusters beside it",
         informative=tuple((new.id, 2) for _, new in informative),
     ).counted_in(clusters)
-    # One degree of freedom goes to the offset.
-    found = dataclasses.replace(found, shift_freedom=max(0, found.shift_freedom - 1))
     if found.shift_freedom < FEWEST_CLUSTERS_BESIDE:
         return None
     counts = [((o.passes, o.samples), (n.passes, n.samples)) for o, n in informative]
@@ -107,22 +108,19 @@ def spread_beside(
 
 
 def _fit(counts: Sequence[tuple[Counts, Counts]]) -> tuple[float, float]:
-    """(τ, twice the log-likelihood ratio over τ = 0), the offset profiled out."""
-    from scipy.optimize import minimize, minimize_scalar
+    """(τ, twice the log-likelihood ratio over τ = 0), with no offset (see above)."""
+    from scipy.optimize import minimize_scalar
 
-    def at_zero(offset: float) -> float:
-        return -two_run_log_likelihood(counts, 0.0, offset)
-
-    null = minimize_scalar(at_zero, bounds=(-OFFSET_LARGEST, OFFSET_LARGEST), method="bounded")
-    best = minimize(
-        lambda x: -two_run_log_likelihood(counts, x[0], x[1]),
-        x0=[0.5, float(null.x)],
-        bounds=[(0.0, TAU_LARGEST), (-OFFSET_LARGEST, OFFSET_LARGEST)],
-        method="L-BFGS-B",
+    best = minimize_scalar(
+        lambda tau: -two_run_log_likelihood(counts, tau, 0.0),
+        bounds=(0.0, TAU_LARGEST),
+        method="bounded",
+        options={"xatol": TAU_STEP / 5},
     )
-    if best.fun >= null.fun:
+    at_zero = two_run_log_likelihood(counts, 0.0, 0.0)
+    if -best.fun <= at_zero:
         return 0.0, 0.0
-    return float(best.x[0]), float(2 * (null.fun - best.fun))
+    return float(best.x), float(2 * (-best.fun - at_zero))
 
 
 def _counted(case: CaseResult) -> bool:
