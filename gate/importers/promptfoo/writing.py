@@ -41,6 +41,7 @@ from gate.importers.promptfoo.sensitive import (
     names_secret,
     names_variable,
 )
+from gate.judging.judge import model_family
 from gate.yamlfile import printable
 
 
@@ -180,11 +181,21 @@ def _config_text(
         + dump_yaml(rest)
     )
     if pin is not None:
+        settings = dict(pin.settings)
+        if _judges_itself(settings, system):
+            # promptfoo grades with the model under test by default; casegate refuses that
+            # unless it is allowed, so the import says so where a person will see it.
+            settings["allow_self_judge"] = True
+            text += (
+                "# promptfoo graded with the model under test. casegate refuses a judge that is "
+                "the system's\n# model unless allow_self_judge says so: pin another model and "
+                "remove that key.\n"
+            )
         text += (
             "# The judge for the cases that came from llm-rubric: pin the judge you trust (a "
             "dated model id)\n# and calibrate it (casegate judge calibrate LABELS.jsonl) before "
             "trusting those cases.\n"
-            + dump_yaml({"judge": pin.settings})
+            + dump_yaml({"judge": settings})
             + _commented_endpoints(
                 pin.endpoints, str(pin.settings["provider"]), pin.foreign_host, known=True
             )
@@ -196,6 +207,15 @@ def _config_text(
             + dump_yaml(dict(services))
         )
     return text
+
+
+def _judges_itself(judge: dict[str, Any], system: dict[str, Any]) -> bool:
+    judged, answered = judge.get("model"), system.get("model")
+    return (
+        isinstance(judged, str)
+        and isinstance(answered, str)
+        and model_family(judged) == model_family(answered)
+    )
 
 
 def _commented_endpoints(
