@@ -77,22 +77,31 @@ def grading_judge(received: Received) -> Reply:
     return Reply(text="FAIL: no acknowledgement")
 
 
+def judge_pin(server: FakeLLMServer, **pin: Any) -> dict[str, Any]:
+    """The pinned judge of these tests, on the loopback server."""
+    return {
+        "provider": "openai",
+        "model": "judge-model-2025-01-01",
+        "prompt_version": 1,
+        "temperature": 0,
+        "base_url": server.url + "/v1",
+        "max_retries": 1,
+        **pin,
+    }
+
+
+#: two judged cases, the first critical
+JUDGED = [
+    case("apology", "sorry it broke", judge={"rubric": RUBRIC}, fields_={"critical": True}),
+    case("blunt", "policy says no", judge={"rubric": RUBRIC}),
+]
+
+
 def judged_project(project: Project, server: FakeLLMServer, **pin: Any) -> None:
-    project.write_config(
-        judge={
-            "provider": "openai",
-            "model": "judge-model-2025-01-01",
-            "prompt_version": 1,
-            "temperature": 0,
-            "base_url": server.url + "/v1",
-            "max_retries": 1,
-            **pin,
-        }
-    )
+    project.write_config(judge=judge_pin(server, **pin))
     project.write_cases(
         [
-            case("apology", "sorry it broke", judge={"rubric": RUBRIC}, fields_={"critical": True}),
-            case("blunt", "policy says no", judge={"rubric": RUBRIC}),
+            *JUDGED,
             case("garbled", "mumble", judge={"rubric": RUBRIC}),
             case("plain", "hi", contains="hi"),
         ]

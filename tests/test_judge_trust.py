@@ -13,9 +13,9 @@ import yaml
 from gate.cli import main
 from gate.judging.trust import below_bar
 from gate.suite.sections import CalibrationBar
-from tests.conftest import Project, case
+from tests.conftest import Project
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
-from tests.test_judge import RUBRIC, grading_judge, write_labels
+from tests.test_judge import JUDGED, grading_judge, judge_pin, write_labels
 
 #: four labels the grading judge agrees with: it passes what says sorry, fails the rest
 AGREED = [
@@ -27,23 +27,8 @@ AGREED = [
 
 
 def _judged(project: Project, server: FakeLLMServer, **config: Any) -> None:
-    project.write_config(
-        judge={
-            "provider": "openai",
-            "model": "judge-model-2025-01-01",
-            "prompt_version": 1,
-            "temperature": 0,
-            "base_url": server.url + "/v1",
-            "max_retries": 1,
-        },
-        **config,
-    )
-    project.write_cases(
-        [
-            case("apology", "sorry it broke", judge={"rubric": RUBRIC}, fields_={"critical": True}),
-            case("blunt", "policy says no", judge={"rubric": RUBRIC}),
-        ]
-    )
+    project.write_config(judge=judge_pin(server), **config)
+    project.write_cases(JUDGED)
 
 
 def test_a_calibration_on_too_few_labels_is_below_the_default_bar(
