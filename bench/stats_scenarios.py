@@ -55,6 +55,8 @@ class Scenario:
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
     latent: Latent = None
     clusters: bool = False
+    #: cases per declared cluster (consecutive ids); 10 or 20 give the few-clusters rows
+    cluster_size: int = FAMILY
     confirm: bool = False
     #: (limit, the chance of a loss and of a win, pairs): two systems the judge sees as equal
     pairwise: tuple[float, float, int] | None = None
@@ -160,7 +162,7 @@ def results(
             case_id,
             sequences[case_id][: counts[case_id]],
             case_id in scenario.critical,
-            f"f{IDS.index(case_id) // FAMILY}" if scenario.clusters else None,
+            f"f{IDS.index(case_id) // scenario.cluster_size}" if scenario.clusters else None,
         )
         for case_id in IDS
     ]
@@ -325,6 +327,20 @@ SCENARIOS = [
         cand="auto",
         history=3,
     ),
+    *[
+        Scenario(
+            f"A/A {mode}, {CASES // size} declared clusters of {size} (few units), "
+            f"families of 5, static latent σ=1, 5 critical",
+            AA,
+            critical=frozenset(CRITICAL[5]),
+            cand=mode,  # type: ignore[arg-type]
+            latent=("static", 1.0),
+            clusters=True,
+            cluster_size=size,
+        )
+        for size in (10, 20)
+        for mode in ("fixed", "auto")
+    ],
     Scenario(
         "A/A pairwise limit 0.2, equal systems at the limit (200 pairs), 5 critical",
         AA,
@@ -447,6 +463,20 @@ SCENARIOS = [
         base="estimated",
         cand="auto",
         history=3,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5, fixed n=20, 4 declared clusters of 10 (few units)",
+        "—",
+        _dropped("c08", 0.5),
+        clusters=True,
+        cluster_size=10,
+    ),
+    Scenario(
+        "power: every case −10 points, fixed n=20, 4 declared clusters of 10 (few units)",
+        "—",
+        [max(0.0, p - 0.10) for p in SUITE],
+        clusters=True,
+        cluster_size=10,
     ),
     Scenario("power: critical 0.95→0.8, fixed n=20", "—", _dropped("c08", 0.8)),
     Scenario(
