@@ -51,6 +51,8 @@ class Scenario:
     candidate: list[float] = field(default_factory=lambda: list(SUITE))
     critical: frozenset[str] = frozenset(CRITICAL[1])
     base: Literal["fixed", "estimated"] = "fixed"
+    #: the baseline's samples per case when not the default of `base`
+    base_count: int | None = None
     cand: Literal["fixed", "auto"] = "fixed"
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
     latent: Latent = None
@@ -190,7 +192,9 @@ def trial(scenario: Scenario, rng: random.Random) -> tuple[str, int]:
     static = [
         rng.gauss(0, scenario.latent[1]) if scenario.latent else 0.0 for _ in range(CASES // FAMILY)
     ]
-    base_count = baseline_samples(scenario.adaptive) if scenario.base == "estimated" else FIXED
+    base_count = scenario.base_count or (
+        baseline_samples(scenario.adaptive) if scenario.base == "estimated" else FIXED
+    )
     base_draws = draws(rng, SUITE, base_count, scenario.latent, static)
     baseline = results(base_draws, dict.fromkeys(IDS, base_count), scenario, FIXED)
     spread = None
@@ -252,6 +256,7 @@ def _dropped(case_id: str, to: float) -> list[float]:
     return rates
 
 
+AUTO12 = AdaptiveConfig(max=12)
 AUTO20 = AdaptiveConfig(max=20)
 AUTO40 = AdaptiveConfig(max=40)
 AA = "≤ 2% (CI ≤ 2.5%)"
@@ -302,6 +307,21 @@ SCENARIOS = [
         for runs in (2, 3, 5)
         for mode in ("fixed", "auto")
     ],
+    Scenario(
+        "A/A fixed n=20 vs the baseline it estimates (60), 5 critical",
+        AA,
+        critical=frozenset(CRITICAL[5]),
+        base_count=3 * FIXED,
+    ),
+    Scenario(
+        "A/A auto (max 12, as `casegate init` writes) vs the baseline it estimates (36), "
+        "5 critical",
+        AA,
+        critical=frozenset(CRITICAL[5]),
+        base="estimated",
+        cand="auto",
+        adaptive=AUTO12,
+    ),
     Scenario(
         "A/A fixed, every other family shifts per run (σ=1.5), clusters declared, "
         "3 base runs in history",
@@ -381,6 +401,28 @@ SCENARIOS = [
         frozenset(CRITICAL[5]),
     ),
     Scenario(
+        "power: critical 0.95→0.5, fixed n=20 vs the baseline it estimates (60)",
+        POWER,
+        _dropped("c08", 0.5),
+        base_count=3 * FIXED,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5, fixed n=20, 5 critical, vs the baseline it estimates (60)",
+        "—",
+        _dropped("c08", 0.5),
+        frozenset(CRITICAL[5]),
+        base_count=3 * FIXED,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5, auto (max 12, as `casegate init` writes) vs the baseline "
+        "it estimates (36)",
+        "—",
+        _dropped("c08", 0.5),
+        base="estimated",
+        cand="auto",
+        adaptive=AUTO12,
+    ),
+    Scenario(
         "power: critical 0.95→0.5, fixed n=20 vs baseline refreshed with auto (72)",
         POWER,
         _dropped("c08", 0.5),
@@ -409,6 +451,13 @@ SCENARIOS = [
         POWER,
         _dropped("c08", 0.5),
         clusters=True,
+    ),
+    Scenario(
+        "power: critical 0.95→0.5, fixed n=20 vs the baseline it estimates (60), clusters declared",
+        "—",
+        _dropped("c08", 0.5),
+        clusters=True,
+        base_count=3 * FIXED,
     ),
     Scenario(
         "power: critical 0.95→0.5, auto vs baseline refreshed with auto, clusters declared",

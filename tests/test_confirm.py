@@ -99,7 +99,7 @@ def test_without_a_runnable_baseline_the_candidate_is_rerun_alone(project: Proje
     assert main(["check", "-c", "candidate.yml", "--quiet", "--report", "r.md"]) == 1
     report = Path("r.md").read_text()
     assert "the baseline system could not be run again" in report
-    assert "confirmed on rerun (20/20 → 0/12, baseline not re-run)" in report
+    assert "confirmed on rerun (60/60 → 0/12, baseline not re-run)" in report
 
 
 def test_a_suite_level_drop_is_confirmed_only_on_fresh_samples() -> None:

@@ -251,7 +251,11 @@ def test_prune_keeps_every_sample_a_case_can_ask_for(
     capsys.readouterr()
     assert cli(["recordings", "prune", "--dry-run"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "nothing to prune: every recording is in use"
+    # A run of 2 still keeps the third: a baseline is estimated from three times 2 samples.
     edit_config(project.config_path, samples=2)
+    assert cli(["recordings", "prune", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "nothing to prune: every recording is in use"
+    edit_config(project.config_path, samples=2, baseline_samples=2)
     assert cli(["recordings", "prune"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-3] == "recordings/a.json: 1 of 3 responses unused"

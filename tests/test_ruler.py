@@ -595,3 +595,12 @@ def test_a_calibration_edit_that_keeps_its_headline_figures_still_says_so(
         "+ judge calibration: kappa 0.21, 40 judged of 40 labels, other fields changed (this "
         "check reads the base's copy)"
     ]
+
+
+def test_a_smaller_baseline_estimate_loosens(repo: Project, tmp_path: Path) -> None:
+    """Once merged, fewer baseline samples cost every later pull request power against a
+    critical drop: counted as loosening, like any key the review has no direction for."""
+    assert changes_after(repo, tmp_path, ("baseline_samples=1",)) == [
+        "- config key baseline_samples: changed; casegate cannot tell whether it can turn a "
+        "fail into a pass"
+    ]

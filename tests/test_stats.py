@@ -102,6 +102,32 @@ def test_boschloo_holds_its_level_and_beats_fisher(n1: int, n2: int, alpha: floa
     assert power > fisher_power
 
 
+def test_no_exact_test_catches_a_critical_collapse_90_percent_at_20_a_side() -> None:
+    """The README's ceiling: at the critical share (0.0133) with 20 samples a side, a 0.95 ->
+    0.5 drop is caught 89.4% of the time by Boschloo's test, and Barnard's on the pooled or
+    the unpooled z statistic gives no more; hence baselines of three times a run's samples."""
+    share = 0.02 * 2 / 3
+
+    def chance(k1: int, k2: int) -> float:
+        return float(scipy_stats.binom.pmf(k1, 20, 0.95) * scipy_stats.binom.pmf(k2, 20, 0.5))
+
+    # the tables a 0.95 -> 0.5 drop lands in all but 1e-3 of the time
+    likely = [(k1, k2) for k1 in range(14, 21) for k2 in range(2, 18)]
+    assert sum(chance(k1, k2) for k1, k2 in likely) > 0.999
+    boschloo = sum(chance(k1, k2) for k1, k2 in likely if boschloo_lower(k1, 20, k2, 20) <= share)
+    assert boschloo == pytest.approx(0.894, abs=1e-3)
+    for pooled in (True, False):
+        barnard = sum(
+            chance(k1, k2)
+            for k1, k2 in likely
+            if scipy_stats.barnard_exact(
+                [[k1, k2], [20 - k1, 20 - k2]], alternative="greater", pooled=pooled
+            ).pvalue
+            <= share
+        )
+        assert barnard <= boschloo + 1e-3
+
+
 def test_fisher_known_values() -> None:
     assert fisher_lower(19, 20, 10, 20) == pytest.approx(0.0016, abs=1e-4)
     assert fisher_lower(17, 20, 15, 20) > 0.3  # within noise

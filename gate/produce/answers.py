@@ -8,7 +8,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -53,11 +53,63 @@ def requests_for(case: Case, fingerprint: str, samples: range) -> list[Request]:
     return [Request(case, s, request_key(fingerprint, case.input, s)) for s in samples]
 
 
-def plan(cases: Sequence[Case], loaded: LoadedConfig, fingerprint: str) -> list[Request]:
+def plan(
+    cases: Sequence[Case],
+    loaded: LoadedConfig,
+    fingerprint: str,
+    counts: Mapping[str, int] | None = None,
+) -> list[Request]:
+    """Every request of a run: each case's fixed count, or `counts` (a baseline's)."""
     return [
         request
         for case in cases
-        for request in requests_for(case, fingerprint, range(samples_for(case, loaded) or 0))
+        for request in requests_for(
+            case,
+            fingerprint,
+            range(counts[case.id] if counts is not None else samples_for(case, loaded) or 0),
+        )
+    ]
+
+
+def recorded_counts(
+    cases: Sequence[Case],
+    loaded: LoadedConfig,
+    fingerprint: str,
+    store: RecordingStore,
+    wanted: Mapping[str, int],
+) -> dict[str, int]:
+    """What a replayed baseline can estimate each case from: `wanted`, or for a case of
+    fixed count whose recordings stop short of it, the samples recorded in a row (never
+    fewer than the run's count, so the replay still names those missing).
+
+    A fixed count is drawn without looking at outcomes, so any prefix of it is unbiased;
+    a case under `samples: auto` was recorded adaptively and keeps the strict count.
+    """
+    counts = dict(wanted)
+    for case in cases:
+        fixed = samples_for(case, loaded)
+        if fixed is None or wanted[case.id] <= fixed:
+            continue
+        present = store.entries(case.id)
+        keys = [r.key for r in requests_for(case, fingerprint, range(wanted[case.id]))]
+        in_a_row = next((i for i, key in enumerate(keys) if key not in present), len(keys))
+        counts[case.id] = max(in_a_row, min(fixed, wanted[case.id]))
+    return counts
+
+
+def short_estimates(wanted: Mapping[str, int], counts: Mapping[str, int]) -> list[str]:
+    """What a replayed baseline says when some cases are estimated from fewer samples."""
+    short = sorted(case_id for case_id in counts if counts[case_id] < wanted[case_id])
+    if not short:
+        return []
+    shown = ", ".join(short[:MISSING_LISTED]) + (
+        f" and {len(short) - MISSING_LISTED} more" if len(short) > MISSING_LISTED else ""
+    )
+    fewest = min(counts[case_id] for case_id in short)
+    return [
+        f"{len(short)} case(s) estimated from the {fewest}+ samples recorded instead of "
+        f"{max(wanted[case_id] for case_id in short)} ({shown}): a larger baseline catches "
+        "more of a critical drop; record it with `casegate baseline --mode record`"
     ]
 
 

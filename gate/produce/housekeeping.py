@@ -67,7 +67,10 @@ class Usage:
         from gate.produce.recordings import request_key
         from gate.produce.services.suite import used_keys
 
-        count = samples_for(case, self.loaded) or self.loaded.config.adaptive.max
+        # A baseline replays more samples than a run: keep every one it is estimated from.
+        fixed = samples_for(case, self.loaded)
+        config = self.loaded.config
+        count = max(fixed or config.adaptive.max, config.estimate_samples(fixed))
         used = {request.key for request in requests_for(case, self.fingerprint, range(count))}
         # The embeddings and moderation scores measured on the outputs in use (no output
         # text in them, so the judge's loop below passes them by).

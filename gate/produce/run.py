@@ -7,7 +7,8 @@ fails the run at once and names every case that lacks one.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gate import __version__, heap
@@ -25,9 +26,11 @@ from gate.produce.answers import (
     call_live,
     missing_message,
     plan,
+    recorded_counts,
     replay,
     requests_for,
     samples_for,
+    short_estimates,
 )
 from gate.produce.progress import progress_bar
 from gate.produce.recordings import RecordingStore, system_fingerprint
@@ -62,23 +65,26 @@ def sample_adaptively(
     resolve: Callable[[Sequence[Request]], tuple[dict[Request, SampleResult], bool]],
     judge: Callable[[Case, list[SampleResult]], CaseResult],
     baseline: RunResults | None = None,
-    estimate: bool = False,
+    estimate: Mapping[str, int] | None = None,
 ) -> tuple[list[CaseResult], bool]:
     """Rounds of samples until every adaptive case's verdict is settled
     (gate.deciding.noise.adaptive).
 
-    `estimate` (a baseline): every case gets `adaptive.baseline_samples`, in one round.
+    `estimate` (a baseline): the samples of each case, in one round.
     """
     config = loaded.config
     baseline_path = loaded.baseline_path
-    if baseline is None and baseline_path and baseline_path.is_file() and not estimate:
+    if baseline is None and baseline_path and baseline_path.is_file() and estimate is None:
         baseline = read_results(baseline_path)
     refs = adaptive.references(baseline)
     fixed = {case.id: case.samples for case in ordered if case.samples}
     by_id = {case.id: case for case in ordered}
     done: dict[str, list[SampleResult]] = {case.id: [] for case in ordered}
-    first = adaptive.baseline_samples(config.adaptive) if estimate else config.adaptive.start
-    wanted = {case.id: fixed.get(case.id) or first for case in ordered}
+    wanted = (
+        dict(estimate)
+        if estimate is not None
+        else {case.id: fixed.get(case.id) or config.adaptive.start for case in ordered}
+    )
     unfinished: set[str] = set()
     interrupted = False
     while wanted and not interrupted:
@@ -95,7 +101,7 @@ def sample_adaptively(
                 done[request.case.id].append(scored[request])
             else:
                 unfinished.add(request.case.id)
-        if estimate:
+        if estimate is not None:
             break  # a baseline is estimated at a fixed count, never stopped early
         outcomes = {
             case_id: [s.status == "pass" for s in sorted(samples, key=lambda s: s.sample)]
@@ -362,7 +368,8 @@ def execute(
     """Run the suite in `mode`; returns results with one entry per case, sorted by id.
 
     `reference` is the baseline `samples: auto` stops against (default: the config's);
-    `estimate` runs a baseline, which `samples: auto` samples at a fixed count instead.
+    `estimate` runs a baseline: every case at the count it is estimated from
+    (gate.suite.config.Config.estimate_samples), never stopped early.
     `gate_judges`: the supervised run of `casegate check`, whose gate judges every output
     itself (gate.deciding.recheck): only what the gate cannot judge is judged here
     (checks.run_judged), and the cases `samples: auto` stops by their verdicts.
@@ -370,8 +377,16 @@ def execute(
     config = loaded.config
     resolved = loaded.resolved_system()
     fingerprint = system_fingerprint(resolved)
-    requests = plan(cases, loaded, fingerprint)
     store = RecordingStore(loaded.recordings_dir)
+    counts = None
+    if estimate:
+        # A baseline is estimated, not tested (gate.suite.config.Config.estimate_samples).
+        counts = {c.id: config.estimate_samples(samples_for(c, loaded)) for c in cases}
+        if mode == "replay":
+            wanted, counts = counts, recorded_counts(cases, loaded, fingerprint, store, counts)
+            for line in short_estimates(wanted, counts):
+                print(f"casegate: note: {line}", file=sys.stderr)
+    requests = plan(cases, loaded, fingerprint, counts)
     grader = make_grader(
         loaded, cases, mode, store, reuse_recorded=mode == "record" and only_missing
     )
@@ -460,7 +475,7 @@ def execute(
     interrupted = False
     if any(samples_for(case, loaded) is None for case in cases):
         results, interrupted = sample_adaptively(
-            ordered, loaded, fingerprint, resolve, judge, reference, estimate
+            ordered, loaded, fingerprint, resolve, judge, reference, counts
         )
     elif mode == "replay":
         # Streams: each case is judged as its recordings are read (100,000-case suites).
@@ -478,7 +493,8 @@ def execute(
         results = [
             judge(case, by_case[case.id])
             for case in ordered
-            if len(by_case.get(case.id, ())) == samples_for(case, loaded)
+            if len(by_case.get(case.id, ()))
+            == (counts[case.id] if counts is not None else samples_for(case, loaded))
         ]
     return RunResults(
         suite=config.suite,

@@ -19,7 +19,7 @@ the chance of blocking an unchanged system (gate.deciding.noise.level):
 Non-critical cases never block on their own; they sample on only while a drop
 significant in their Holm family (for the report) is still within reach. A case
 the baseline lacks is sampled to `max`: there is nothing to stop early against.
-A baseline is estimated, not tested: `baseline_samples` is what each case gets.
+A baseline is estimated, not tested: `Config.estimate_samples` is what each case gets.
 """
 
 from __future__ import annotations
@@ -39,13 +39,12 @@ from gate.deciding.noise.analysis import (
 from gate.deciding.noise.clusters import clusters_of
 from gate.deciding.noise.stats import fisher_lower, wilson
 from gate.results import RunResults
-from gate.suite.config import AdaptiveConfig, GateConfig
+from gate.suite.config import BASELINE_FACTOR, AdaptiveConfig, GateConfig
+from gate.suite.defaults import MAX_SAMPLES
 
 PESSIMISTIC_Z = NormalDist().inv_cdf(0.80)
 #: a suite-level p-value between the look's spend and this keeps every case sampling
 SUITE_OPEN_P = 0.2
-#: a baseline under `samples: auto` samples every case this many times `adaptive.max`
-BASELINE_FACTOR = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +86,7 @@ def baseline_samples(adaptive: AdaptiveConfig) -> int:
     upward. It is written once per merge and read by every check, so its precision is
     where extra samples pay most: three times the candidate's cap.
     """
-    return min(BASELINE_FACTOR * adaptive.max, 1000)
+    return min(BASELINE_FACTOR * adaptive.max, MAX_SAMPLES)
 
 
 def more_samples(

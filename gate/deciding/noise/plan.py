@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from gate.deciding.noise import level
-from gate.deciding.noise.adaptive import baseline_samples, references, replayed_rounds
+from gate.deciding.noise.adaptive import references, replayed_rounds
 from gate.deciding.noise.clusters import clusters_of
 from gate.results import CaseResult, RunResults
 from gate.suite.config import LoadedConfig
@@ -141,7 +141,8 @@ def report(baseline: RunResults, loaded: LoadedConfig, drop: float, power: float
         f"calls per check: fixed n = {configured}: {fixed_calls}; samples: auto (no change, "
         f"replayed on {SIMULATED_RUNS} simulated runs): {calls:.0f} "
         f"({calls / fixed_calls:.2f}×); a baseline under auto: "
-        f"{baseline_samples(config.adaptive) * len(baseline.cases)}",
+        f"{config.estimate_samples(None) * len(baseline.cases)}, at n = {configured}: "
+        f"{config.estimate_samples(configured) * len(baseline.cases)}",
     ]
     if price is None:
         lines.append("cost: unknown (the baseline has no cost for some case: add `pricing:`)")
