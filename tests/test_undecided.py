@@ -4,12 +4,15 @@ too few units to test at its level is inconclusive (exit 3), never shipped."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from scipy import stats as scipy_stats
 
+from gate.deciding.compare import compare
 from gate.deciding.noise.analysis import analyse
+from gate.deciding.rules import Verdict, decide
 from gate.results import write_results
 from gate.suite.config import GateConfig
 from tests.conftest import Project
@@ -57,3 +60,33 @@ def test_an_unchanged_suite_of_few_clusters_is_not_held_up() -> None:
     pairs = [(sampled(c, b, 20), sampled(c, n, 20)) for c, b, n in rows]
     analysed = analyse(pairs, GateConfig(), clusters={c: c.split("-")[0] for c, *_ in rows})
     assert analysed.suite_unreachable is None
+
+
+@pytest.mark.parametrize(
+    ("fallen", "rest"),
+    [
+        (14, 18),  # a 15-point drop: Student's t on four clusters gives p = 0.029 > 0.02
+        (0, 18),  # one cluster collapses, the others drop 10 points
+    ],
+)
+def test_a_drop_beyond_the_margin_never_ships_through_four_clusters(fallen: int, rest: int) -> None:
+    """An independent simulation shipped every case's 10-point drop 20% of the time with four
+    clusters: the approximate test had to find the drop first. The estimate decides now."""
+    verdict = _four_clusters(lambda i: fallen if i % 4 == 3 else rest)
+    assert verdict.decision == "inconclusive"
+    assert verdict.exit_code == 3
+    assert "with 4 clusters the exact suite test cannot reach its level" in verdict.notes[0]
+
+
+def test_a_drop_within_the_margin_through_four_clusters_ships() -> None:
+    verdict = _four_clusters(lambda i: 19 if i % 2 else 20)  # 2.5 points: within the margin
+    assert verdict.exit_code == 0
+
+
+def _four_clusters(passes: Callable[[int], int]) -> Verdict:
+    """48 cases in clusters k0-k3, each 60/60 in the baseline and `passes(i)`/20 now."""
+    ids = [f"k{i % 4}-c{i:02d}" for i in range(48)]
+    declared = {"by": "id_prefix"}
+    base = run([sampled(c, 60, 60) for c in ids], clusters=declared)
+    cand = run([sampled(c, passes(i), 20) for i, c in enumerate(ids)], clusters=declared)
+    return decide(compare(base, cand, GateConfig()), GateConfig())

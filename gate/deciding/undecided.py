@@ -23,8 +23,9 @@ def inconclusive_note(analysis: NoiseAnalysis, rule: GateConfig) -> str | None:
         return (
             f"inconclusive: the pass rate dropped ({analysis.change_text()}), and with "
             f"{units} {kind} the exact suite test cannot reach its level (its "
-            f"smallest p is 2^-{units} = {2.0**-units:.2g} > alpha {analysis.suite_alpha:.2g}); "
-            f"Student's t on the {kind} finds the drop (p = {p_value:.2g}). It does not ship "
+            f"smallest p is 2^-{units} = {2.0**-units:.2g} > alpha {analysis.suite_alpha:.2g}), "
+            f"so no result can block and a drop beyond the margin is not shipped either "
+            f"(Student's t on the {kind}, approximate: p = {p_value:.2g}). It does not ship "
             f"(exit 3): declare more, smaller clusters, or add cases"
         )
     explained = analysis.shift_explained
