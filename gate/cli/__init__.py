@@ -48,6 +48,14 @@ def _run_options(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
     options.selection_options(parser)
 
 
+def _dry_run_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the calls it would make and their cost at `pricing:`; call nothing",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="casegate",
@@ -76,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="call the system only for requests replay would miss",
     )
+    _dry_run_option(record)
     record.set_defaults(handler=cmd_record)
 
     listing = commands.add_parser("list", help="list the cases: id, tags, critical, file:line")
@@ -172,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the baseline even when some cases are in error",
     )
+    _dry_run_option(baseline)
     baseline.set_defaults(handler=cmd_baseline)
 
     starter.add_parser(commands)

@@ -219,6 +219,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from gate.reporting.terminal import run_summary
     from gate.results import write_results
 
+    if args.dry_run:
+        return _dry_run(args, estimate=True)
     # A baseline is not compared with itself, and is estimated (gate.deciding.noise.adaptive).
     results = _execute(args, record_pairs=False, estimate=True)
     if results.interrupted:
@@ -234,6 +236,24 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         print(run_summary(results))
         _print_holdout(results)
     print(f"baseline: {path}")
+    return 0
+
+
+def _dry_run(args: argparse.Namespace, *, estimate: bool) -> int:
+    """What the run would call and spend, from the recordings there are; no call made."""
+    from gate.judging.checks import uses_judge
+    from gate.produce import dryrun
+
+    loaded, cases = load(args)
+    mode = args.mode or loaded.config.mode
+    if mode == "replay":
+        print("dry run: replay calls nothing (record with --mode record)")
+        return 0
+    only_missing = getattr(args, "only_missing", False)
+    planned = dryrun.plan_calls(loaded, cases, only_missing=only_missing, estimate=estimate)
+    judged = sum(1 for case in cases if uses_judge(case.expect))
+    for line in dryrun.describe(loaded, planned, judged=judged):
+        print(line)
     return 0
 
 
@@ -299,6 +319,8 @@ def warn_failing_critical(results: Any) -> None:
 def cmd_record(args: argparse.Namespace) -> int:
     """`run --mode record`; exit 2 when a call failed, once what succeeded is recorded."""
     args.mode = "record"
+    if args.dry_run:
+        return _dry_run(args, estimate=False)
     code, results = _run(args)
     if code == 0:
         refuse_failed_calls(results)
