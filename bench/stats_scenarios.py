@@ -448,7 +448,7 @@ SCENARIOS = [
     ),
     Scenario(
         "power: critical 0.95→0.5, fixed n=20, 1 critical, clusters declared",
-        POWER,
+        "— (blocks; exit 3 besides)",
         _dropped("c08", 0.5),
         clusters=True,
     ),
@@ -461,7 +461,7 @@ SCENARIOS = [
     ),
     Scenario(
         "power: critical 0.95→0.5, auto vs baseline refreshed with auto, clusters declared",
-        POWER,
+        "— (blocks; exit 3 besides)",
         _dropped("c08", 0.5),
         base="estimated",
         cand="auto",
