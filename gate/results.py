@@ -285,4 +285,7 @@ def _read_results(path: Path) -> RunResults:
                 f"{path}: invalid results file at config.{key}: expected a mapping, "
                 f"found {type(value).__name__}"
             )
+    # The counts a report heads with are the cases', never the file's own claim about them:
+    # a summary edited (or left behind when a case was cut out) would contradict the table.
+    results.summary = summarise(results.cases)
     return results

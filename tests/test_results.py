@@ -165,3 +165,18 @@ def test_results_may_go_to_a_device_but_not_over_a_folder(tmp_path: Path) -> Non
     assert not Path(os.devnull).is_file()
     with pytest.raises(OutputError, match="is a folder, not a results file; pass a file path"):
         write_results(run([result("a")]), tmp_path)
+
+
+def test_the_summary_is_counted_from_the_cases_not_taken_from_the_file(
+    tmp_path: Path,
+) -> None:
+    """A hand-cut results file once headed its report with the counts it had before the cut."""
+    path = tmp_path / "r.json"
+    write_results(run([result("a"), result("b", status="fail"), result("c")]), path)
+    data = json.loads(path.read_text())
+    data["cases"] = [c for c in data["cases"] if c["id"] != "b"]  # the summary still says 3
+    data["summary"]["passed"] = 99
+    path.write_text(json.dumps(data))
+    summary = read_results(path).summary
+    assert (summary.cases, summary.passed, summary.failed) == (2, 2, 0)
+    assert summary.pass_rate == 1.0
