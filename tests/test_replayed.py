@@ -179,7 +179,11 @@ def test_a_pull_requests_recording_dates_cannot_write_into_the_report_or_move_th
     assert code == 0, out
     assert "replayed from recordings captured 9999-12-31 (1 of 2 have no capture date)" in out
     assert "(2 changed in this pull request" in out
+    # The cases those recordings judge are named, as the author's, in both reports.
+    named = "judged on recordings this change added or changed: echo, greet (made by its author"
+    assert named in out
     markdown = Path("report.md").read_text()
+    assert "Judged on recordings this change added or changed: echo, greet" in markdown
     for planted in ("<img", "@admin", "#1", "**ship** |", "onerror"):
         assert planted not in markdown
     assert markdown.count("casegate: **") == 1

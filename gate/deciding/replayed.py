@@ -18,6 +18,8 @@ from typing import Any
 
 #: a drift run's outcome, as the headline names it
 DRIFT_RESULTS = ("in step", "drifted", "incomplete")
+#: the cases on changed recordings the headline names before "and N more"
+CHANGED_LISTED = 10
 
 
 def day_of(captured_at: str | None) -> dt.date | None:
@@ -136,8 +138,19 @@ class ReplayAccount:
             return [f"live: every output came from the system during this run ({how})"]
         captured = self.captured_text()
         changed = self.changed_text()
+        lines = [captured + (f" ({changed})" if changed else "")]
+        if self.changed_cases:
+            # Named, since these are the answers the author of the change recorded: casegate
+            # cannot tell how they were made (one draw of several, or edited by hand).
+            names = ", ".join(self.changed_cases[:CHANGED_LISTED])
+            more = len(self.changed_cases) - CHANGED_LISTED
+            lines.append(
+                f"judged on recordings this change added or changed: {names}"
+                + (f" and {more} more" if more > 0 else "")
+                + " (made by its author, not by CI: rerun them live to check them)"
+            )
         return [
-            captured + (f" ({changed})" if changed else ""),
+            *lines,
             "this verdict judges those recorded answers, not what the live system answers today",
             self.drift_text(),
         ]
