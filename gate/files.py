@@ -20,6 +20,10 @@ from typing import Any, Protocol
 from gate.errors import CasegateError, ConfigError
 from gate.secrets import redact
 
+#: git must not find a repository the pull request made (a bare repository is a few
+#: committed files: HEAD, config, objects/, refs/); nor run anything from one.
+GIT_HARDENING = ("-c", "safe.bareRepository=explicit", "-c", "core.fsmonitor=false")
+
 #: How deeply a document casegate reads may nest lists and mappings; far beyond any
 #: real case, config, result or recording, and well inside Python's recursion limit.
 MAX_DEPTH = 100

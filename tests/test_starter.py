@@ -510,3 +510,66 @@ def test_a_refused_init_leaves_the_gitignore_as_it_was(
         capsys.readouterr().err
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _refreshed_on(root: Path) -> list[str]:
+    workflow = yaml.safe_load((root / ".github/workflows/casegate-baseline.yml").read_text())
+    return workflow[True]["push"]["branches"]  # yaml reads `on:` as True
+
+
+@pytest.mark.parametrize(
+    ("branches", "remote_head", "expected", "said"),
+    [
+        (["master"], None, "master", "the repository has master and no main"),
+        (["main"], None, "main", "the repository has main and no master"),
+        (["main", "master"], None, "main", "no default branch found"),
+        (["trunk"], "trunk", "trunk", "the remote's default branch"),
+    ],
+)
+def test_the_baseline_refreshes_on_the_branch_merges_land_on(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    branches: list[str],
+    remote_head: str | None,
+    expected: str,
+    said: str,
+) -> None:
+    """Issue #25 trap 2: a repository whose default branch is master never refreshed its
+    baseline, since the workflow always said main. The branch checked out is never taken:
+    casegate is often added on a feature branch."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", branches[0])
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    for name in branches[1:]:
+        _git(repo, "branch", name)
+    if remote_head is not None:
+        _git(repo, "update-ref", f"refs/remotes/origin/{remote_head}", "HEAD")
+        _git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{remote_head}")
+    _git(repo, "checkout", "-q", "-b", "add-casegate")
+    monkeypatch.chdir(repo)
+    assert main(["init"]) == 0
+    assert _refreshed_on(repo) == [expected]
+    assert f"the baseline refreshes after merges to {expected} ({said};" in capsys.readouterr().out
+
+
+def test_branch_chooses_it_and_refuses_what_would_break_the_workflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not a repository: main, unless told
+    with pytest.raises(SystemExit):
+        main(["init", "--branch", "main]\n  paths: []"])
+    assert "expected a branch name" in capsys.readouterr().err
+    assert not (tmp_path / ".github").exists()
+    assert main(["init", "--branch", "release/v2"]) == 0
+    assert _refreshed_on(tmp_path) == ["release/v2"]

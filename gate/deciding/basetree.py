@@ -11,10 +11,7 @@ import subprocess
 from pathlib import Path, PurePosixPath
 
 from gate.errors import ConfigError
-
-#: git must not find a repository the pull request made (a bare repository is a few
-#: committed files: HEAD, config, objects/, refs/); nor run anything from one.
-GIT_HARDENING = ("-c", "safe.bareRepository=explicit", "-c", "core.fsmonitor=false")
+from gate.files import GIT_HARDENING
 
 
 def git(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import subprocess
 from importlib import resources
 from pathlib import Path
 
 from gate.errors import ConfigError
-from gate.files import cannot_write, write_new_files
+from gate.files import GIT_HARDENING, cannot_write, write_new_files
 
 DEFAULT_ACTION = "casegate/casegate@v1"
+DEFAULT_BRANCH = "main"
+#: a branch name the baseline workflow's `branches:` list can hold as it is
+BRANCH_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}"
 DEFAULT_PROVIDER = "openai"
 GITIGNORE = ".gitignore"
 
@@ -57,9 +62,13 @@ _RECORDS = {
 
 
 def starter_files(
-    action: str = DEFAULT_ACTION, provider: str = DEFAULT_PROVIDER, shards: int | None = None
+    action: str = DEFAULT_ACTION,
+    provider: str = DEFAULT_PROVIDER,
+    shards: int | None = None,
+    branch: str = DEFAULT_BRANCH,
 ) -> dict[str, str]:
-    """Destination path → content, for `provider`; sharded pull-request checks with `shards`."""
+    """Destination path → content, for `provider`; sharded pull-request checks with `shards`;
+    the baseline refreshed after merges to `branch`."""
     scaffold = resources.files("gate") / "scaffold"
     chosen = {destination: source for source, destination in FILES.items()}
     chosen.update({destination: source for source, destination in PROVIDERS[provider].items()})
@@ -72,6 +81,7 @@ def starter_files(
         .read_text(encoding="utf-8")
         .replace("{{ action }}", action)
         .replace("{{ shards }}", matrix)
+        .replace("{{ branch }}", branch)
         for destination, source in chosen.items()
     }
 
@@ -110,13 +120,14 @@ def write_starter(
     action: str = DEFAULT_ACTION,
     provider: str = DEFAULT_PROVIDER,
     shards: int | None = None,
+    branch: str = DEFAULT_BRANCH,
 ) -> list[Path]:
     """Write every starter file, or none: an existing file is never overwritten, and when
     one cannot be written (an OutputError naming it) the files and folders made are removed.
 
     `.gitignore` is written last, and only when it does not ignore `.casegate/` yet.
     """
-    files = starter_files(action, provider, shards)
+    files = starter_files(action, provider, shards, branch)
     gitignore = _merged_gitignore(target / GITIGNORE, files.pop(GITIGNORE))
     planned = {target / name: content for name, content in files.items()}
     if gitignore is not None:  # last, and replaced whole: it was read above
@@ -164,9 +175,46 @@ def next_steps(target: Path, provider: str) -> list[str]:
     return [f"  {command:<{width}}  # {what}" for command, what in commands]
 
 
+def default_branch(target: Path) -> tuple[str, str]:
+    """The branch merges land on in the repository at `target`, and how it was found.
+
+    The remote's HEAD says it; else the one of `main` and `master` the repository has;
+    else `main`. Never the branch checked out now: casegate is often added on a branch.
+    """
+
+    def git(*args: str) -> list[str]:
+        try:
+            done = subprocess.run(
+                ["git", *GIT_HARDENING, "-C", str(target), *args],  # noqa: S607 - from PATH
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return []
+        return done.stdout.split() if done.returncode == 0 else []
+
+    remote = git("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    if remote and remote[0].startswith("origin/"):
+        name = remote[0].removeprefix("origin/")
+        if re.fullmatch(BRANCH_PATTERN, name):
+            return name, "the remote's default branch"
+    local = git("for-each-ref", "--format=%(refname:short)", "refs/heads/main", "refs/heads/master")
+    if len(local) == 1:
+        return local[
+            0
+        ], f"the repository has {local[0]} and no {'master' if local[0] == 'main' else 'main'}"
+    return DEFAULT_BRANCH, "no default branch found"
+
+
 def cmd_init(args: argparse.Namespace) -> int:
-    for path in write_starter(args.dir, args.action, args.provider, args.shards):
+    branch, how = (args.branch, "--branch") if args.branch else default_branch(args.dir)
+    for path in write_starter(args.dir, args.action, args.provider, args.shards, branch):
         print(f"added .casegate/ to {path}" if path.name == GITIGNORE else f"wrote {path}")
+    print(
+        f"the baseline refreshes after merges to {branch} ({how}; pass --branch NAME "
+        "to choose another)"
+    )
     print("next: edit prompts/ and cases/, run these, and commit everything they write:")
     print("\n".join(next_steps(args.dir, args.provider)))
     return 0
@@ -184,6 +232,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the Action reference the workflows use (default: %(default)s)",
     )
     init.add_argument(
+        "--branch",
+        type=_branch_name,
+        help="the branch merges land on, whose pushes refresh the baseline (default: the "
+        "remote's default branch, else main or master, whichever the repository has)",
+    )
+    init.add_argument(
         "--provider",
         choices=tuple(PROVIDERS),
         default=DEFAULT_PROVIDER,
@@ -198,6 +252,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(casegate-sharded.yml, in place of casegate-pull-request.yml)",
     )
     init.set_defaults(handler=cmd_init)
+
+
+def _branch_name(text: str) -> str:
+    if not re.fullmatch(BRANCH_PATTERN, text) or ".." in text:
+        raise argparse.ArgumentTypeError(
+            "expected a branch name: letters, digits, '.', '_', '-' and '/'"
+        )
+    return text
 
 
 def _shard_count(text: str) -> int:
