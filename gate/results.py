@@ -289,3 +289,26 @@ def _read_results(path: Path) -> RunResults:
     # a summary edited (or left behind when a case was cut out) would contradict the table.
     results.summary = summarise(results.cases)
     return results
+
+
+def missing_cost_reason(results: RunResults, side: str) -> str | None:
+    """Why a run's cost reads n/a (plain text: the caller escapes), or None when it has one.
+
+    A model swap exists to compare cost, so "n/a" alone would hide the one figure asked for.
+    """
+    if results.summary.cost_usd is not None:
+        return None
+    samples = [sample for case in results.cases for sample in case.outputs]
+    if not any(s.input_tokens is not None or s.output_tokens is not None for s in samples):
+        return f"cost n/a for the {side}: its system reported no token usage"
+    pricing = results.config.get("pricing")
+    priced = set(pricing) if isinstance(pricing, dict) else set()
+    system = results.config.get("system")
+    configured = system.get("model") if isinstance(system, dict) else None
+    models = sorted(
+        {m for m in (s.model or configured for s in samples) if isinstance(m, str)} - priced
+    )
+    if not models:
+        return f"cost n/a for the {side}: its model is not named, so no price applies"
+    shown = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    return f"cost n/a for the {side}: the config's pricing: has no price for {shown}; add one"

@@ -25,7 +25,7 @@ from gate.holdout.outcome import HoldoutComparison
 from gate.holdout.verdicts import compare_runs
 from gate.judging.judge import JudgePin
 from gate.judging.pairs import PairwiseAnalysis
-from gate.results import EPSILON, CaseResult, RunResults
+from gate.results import EPSILON, CaseResult, RunResults, missing_cost_reason
 from gate.suite.config import GateConfig
 
 #: System keys shown first in the headline when they differ (the change under test).
@@ -119,6 +119,8 @@ class Comparison:
     system_changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     ruler_changes: list[str] = field(default_factory=list)
     usage: list[Delta] = field(default_factory=list)
+    #: why a side's cost reads n/a (no price for its model, no token usage), when it does
+    usage_notes: list[str] = field(default_factory=list)
     baseline_cases: dict[str, CaseResult] = field(default_factory=dict)
     candidate_cases: dict[str, CaseResult] = field(default_factory=dict)
     #: set when either run has repeated samples: the lists above then come from tests
@@ -250,6 +252,19 @@ def _usage(baseline: RunResults, candidate: RunResults) -> list[Delta]:
     ]
 
 
+def _usage_notes(baseline: RunResults, candidate: RunResults) -> list[str]:
+    """Why a cost reads n/a, for the sides where it does, when usage is shown at all."""
+    if baseline.summary.cost_usd is None and candidate.summary.cost_usd is None:
+        tokens = (baseline.summary.input_tokens, candidate.summary.input_tokens)
+        if all(count is None for count in tokens):
+            return []  # nothing of usage is shown: nothing to explain
+    found = [
+        missing_cost_reason(run, side)
+        for run, side in ((baseline, "baseline"), (candidate, "candidate"))
+    ]
+    return [note for note in found if note is not None]
+
+
 def compare(
     baseline: RunResults,
     candidate: RunResults,
@@ -346,6 +361,7 @@ def compare(
         # A re-versioned case moved its expectation on purpose: no silent change of checks.
         ruler_changes=_ruler_changes(baseline, candidate, comparable),
         usage=_usage(baseline, candidate),
+        usage_notes=_usage_notes(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,
         noise=noise,

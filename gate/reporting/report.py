@@ -204,6 +204,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
             usage.append(f"{USAGE_LABELS[delta.name]} {before} → {after} ({change})")
     if usage:
         lines.append("usage: " + "; ".join(usage))
+    lines += [f"  ◦ {note}" for note in comparison.usage_notes]
     # One entry, one line: a line break in a name or a reason cannot forge a line of its own.
     return "\n".join(flatten(line) for line in lines)
 
@@ -357,11 +358,15 @@ def markdown_report(
         if d.baseline is not None or d.candidate is not None
     ]
     if usage_rows:
+        cost_notes = "".join(
+            f"\n\n{cell(note[0].upper() + note[1:], 400)}." for note in comparison.usage_notes
+        )
         sections.append(
             (
                 2,
                 "#### Cost, tokens, latency\n\n"
-                + table(["", "baseline", "candidate", "change"], usage_rows, len(usage_rows)),
+                + table(["", "baseline", "candidate", "change"], usage_rows, len(usage_rows))
+                + cost_notes,
             )
         )
     unchanged = (
