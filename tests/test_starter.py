@@ -265,6 +265,9 @@ def test_the_model_swap_takes_one_model_id_and_nothing_else(model: str, accepted
 # --- pull requests from forks: an artifact, and a workflow_run that posts it -----------
 
 
+REPORT = "casegate-report"  # the artifact casegate-comment.yml reads
+
+
 def _step(name: str, uses: str) -> dict[str, Any]:
     [step] = [s for s in _steps(name) if s.get("uses", "").startswith(uses)]
     return step
@@ -273,13 +276,18 @@ def _step(name: str, uses: str) -> dict[str, Any]:
 def test_the_pull_request_run_uploads_the_report_and_nothing_else() -> None:
     steps = _steps("casegate-pull-request.yml")
     check = _step("casegate-pull-request.yml", "./")
-    upload = _step("casegate-pull-request.yml", "actions/upload-artifact@")
+    upload, results = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert steps.index(upload) == steps.index(check) + 1
     folder = check["with"]["report-dir"]
     assert check["with"].get("comment", True) is True  # same-repository pull requests comment here
     assert upload["if"] == "${{ !cancelled() }}"  # a blocking check still uploads its report
     assert upload["with"]["name"] == "casegate-report"
     assert upload["with"]["path"].split() == [f"{folder}/report.md", f"{folder}/verdict.json"]
+    # Issue #25 trap 3: a cut comment points to every case, so the results file is uploaded,
+    # as an artifact of its own (casegate-comment.yml reads only casegate-report).
+    assert results["with"]["name"] == "casegate-results"
+    assert results["with"]["path"] == f"${{{{ steps.{check['id']}.outputs.results-path }}}}"
+    assert "!cancelled()" in results["if"]
 
 
 def test_the_comment_workflow_runs_none_of_the_pull_requests_code() -> None:
@@ -305,7 +313,9 @@ def test_the_comment_workflow_runs_none_of_the_pull_requests_code() -> None:
     assert set(checkout["with"]) == {"persist-credentials"}
     assert not [step for step in steps if "run" in step]
     download = _step("casegate-comment.yml", "actions/download-artifact@")
-    upload = _step("casegate-pull-request.yml", "actions/upload-artifact@")
+    upload = next(
+        s for s in _steps("casegate-pull-request.yml") if s.get("with", {}).get("name") == REPORT
+    )
     assert download["with"]["name"] == upload["with"]["name"]
     assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
     assert download["with"]["github-token"] == "${{ github.token }}"

@@ -439,7 +439,9 @@ def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
         body = render(
             kept,
             f"_Truncated: {dropped} section(s) left out to fit GitHub's comment "
-            "limit; the full comparison is in the results artefact._",
+            "limit. Every case is in the run's results file (the `casegate-results` "
+            "artifact of the starter workflow); `casegate compare BASELINE RESULTS` shows "
+            "them all._",
         )
     if len(body) > limit:  # the head alone is too long: cut it between lines, say so
         kept_text = body[: limit - 80]
