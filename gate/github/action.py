@@ -214,7 +214,7 @@ def run(environ: dict[str, str]) -> int:
             author=inputs.comment_author,
             suites=_declared_suites(workspace / inputs.working_directory / inputs.config),
         )
-    mark_safe_directory(workspace)
+    mark_safe_directory(os.environ)  # the environment git inherits, not `environ`
     cwd = (workspace / inputs.working_directory).resolve()
     if not cwd.is_dir():
         raise ConfigError(f"input `working-directory`: {inputs.working_directory} does not exist")

@@ -3,30 +3,34 @@ accepted only by a label a maintainer adds (gate.deciding.ruler does the reading
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gate.errors import ConfigError
 from gate.files import private_scratch
-from gate.github.publish import _emit
-from gate.logsafe import command
 
 if TYPE_CHECKING:  # the entrypoint reads the inputs, then asks this module for the ruling
     from gate.github.action import Inputs
 
 
-def mark_safe_directory(workspace: Path) -> None:
+def mark_safe_directory(environ: MutableMapping[str, str]) -> None:
     """The workspace is owned by the runner's user, not the container's: tell git it is fine.
 
-    `*`: actions/checkout may put the repository in any subfolder (`path:`).
+    `*`: actions/checkout may put the repository in any subfolder (`path:`). Said through
+    this process's environment, which git reads as command-line configuration (protected,
+    like the global file; git 2.31 or later), so every git this process starts sees it and
+    nothing outlives the step. `git config --global --add` wrote to the job's shared home
+    instead, and each run added another line.
     """
-    from gate.deciding.basetree import git
-
-    try:
-        git("config", "--global", "--add", "safe.directory", "*", cwd=workspace)
-    except ConfigError:
-        _emit(command("warning", "git is not available; the ruler cannot be read from the base"))
+    count = environ.get("GIT_CONFIG_COUNT", "0")
+    entries = int(count) if count.isdigit() else 0
+    for index in range(entries):
+        key = environ.get(f"GIT_CONFIG_KEY_{index}")
+        if key == "safe.directory" and environ.get(f"GIT_CONFIG_VALUE_{index}") == "*":
+            return
+    environ[f"GIT_CONFIG_KEY_{entries}"] = "safe.directory"
+    environ[f"GIT_CONFIG_VALUE_{entries}"] = "*"
+    environ["GIT_CONFIG_COUNT"] = str(entries + 1)
 
 
 def label_acceptance(event: Mapping[str, Any]) -> Any:
