@@ -10,6 +10,7 @@ only when a critical case needs it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,25 +56,31 @@ def fisher_lower(base_passes: int, base_samples: int, cand_passes: int, cand_sam
     return float(Fraction(tail, math.comb(total, cand_samples)))
 
 
-#: Gauss-Legendre nodes over the shift's probability scale (0, 1): the tail probability
-#: is smooth and flat at both ends there, so 256 nodes agree with adaptive quadrature to
-#: within 1e-3 relative, p-values of 0.003 included (the tests check)
-SHIFT_NODES = 256
+#: Gauss-Legendre over the shift's probability scale (0, 1), on segments that narrow toward
+#: both ends: a drop as stark as 30/30 -> 0/7 keeps its p-value only in the far tail of the
+#: shift (below 1e-4), where 256 nodes over the whole interval missed by 0.3%. With 32
+#: nodes on each of these segments, mirrored, it agrees with adaptive quadrature to within
+#: 1e-3 relative or 1e-6 (the tests check)
+SHIFT_SEGMENTS = (0.0, 1e-8, 1e-6, 1e-4, 1e-2, 0.5)
+SHIFT_NODES = 32
 
 
 @lru_cache(maxsize=256)
 def _standard_shifts(freedom: int) -> tuple[Any, Any]:
-    """Quantiles at the Gauss-Legendre nodes of (0, 1), and their weights: of the
+    """Quantiles at the Gauss-Legendre nodes of (0, 1)'s segments, and their weights: of the
     standard Normal (`freedom` 0) or of Student's t on `freedom` degrees of freedom."""
     import numpy as np
     from scipy import stats
 
     nodes, weights = np.polynomial.legendre.leggauss(SHIFT_NODES)
-    probabilities = (nodes + 1) / 2
+    lower = list(itertools.pairwise(SHIFT_SEGMENTS))
+    segments = lower + [(1 - high, 1 - low) for low, high in lower]
+    probabilities = np.concatenate([a + (b - a) * (nodes + 1) / 2 for a, b in segments])
+    scaled = np.concatenate([weights * (b - a) / 2 for a, b in segments])
     quantiles = (
         stats.norm.ppf(probabilities) if freedom <= 0 else stats.t.ppf(probabilities, freedom)
     )
-    return quantiles, weights / 2
+    return quantiles, scaled
 
 
 def shift_points(spread: float, freedom: int) -> tuple[Any, Any]:
