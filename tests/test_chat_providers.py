@@ -10,8 +10,8 @@ import pytest
 
 from gate.errors import ConfigError, SystemCallError
 from gate.produce.systems import config_problems, create
-from gate.suite.config import SystemConfig
-from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, chat_system
+from gate.suite.config import SystemConfig, load_config
+from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, Project, chat_system
 from tests.fakes.llm_server import FakeLLMServer, Fault, Reply
 
 PROVIDERS = ["openai", "anthropic"]
@@ -299,3 +299,29 @@ def test_max_wait_s_must_be_a_sane_number_of_seconds(value: object) -> None:
         {"name": "s", "provider": "anthropic", "model": "m", "max_wait_s": 30}
     )
     assert config_problems(fine) == []
+
+
+@pytest.mark.parametrize(
+    ("typo", "hint"),
+    [
+        ("modle", " (did you mean 'model' or 'mode'?)"),  # a swap of two letters is one edit
+        ("promt", " (did you mean 'prompt'?)"),
+        ("zzzqqq", ""),
+    ],
+)
+def test_an_unknown_system_key_names_the_keys_it_is_near(typo: str, hint: str) -> None:
+    system = SystemConfig.model_validate(
+        {"name": "s", "provider": "openai", "model": "m", typo: "x"}
+    )
+    assert f"unknown key 'system.{typo}' for provider 'openai'{hint}" in config_problems(system)
+
+
+def test_a_typo_in_set_is_blamed_on_set_not_the_config(project: Project) -> None:
+    """Issue #25 trap 6: `--set system.modle=…` was blamed on the config's line."""
+    project.write_config(system={"name": "s", "provider": "openai", "model": "m"})
+    with pytest.raises(ConfigError) as raised:
+        load_config(project.config_path, ["system.modle=gpt-x"])
+    assert str(raised.value) == (
+        "--set system.modle=gpt-x: unknown key 'system.modle' for provider 'openai' "
+        "(did you mean 'model' or 'mode'?)"
+    )

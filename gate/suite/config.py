@@ -331,6 +331,16 @@ def _blamed_override(location: Sequence[str], overrides: Sequence[str]) -> str |
     return None
 
 
+def _blamed_system_key(problem: str, overrides: Sequence[str]) -> str | None:
+    """The `--set system.KEY=…` a provider's problem with `system.KEY` came from, if one did:
+    a typo on the command line is not the config's line."""
+    for text in reversed(overrides):
+        key = text.partition("=")[0].strip()
+        if key.startswith("system.") and (f"'{key}'" in problem or problem.startswith(key + " ")):
+            return text
+    return None
+
+
 def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()) -> str:
     location = [str(part) for part in error["loc"]]
     node, line = raw, line_of(raw)
@@ -448,7 +458,13 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
             where = line_of(raw.get("system"), "prompt_file") or line
             problems.append(located(path, where, f"system.prompt_file: {problem}"))
     # Providers name the keys they refuse as written, and a key may hold a line break.
-    problems.extend(located(path, line, printable(p)) for p in systems.config_problems(system))
+    for problem in systems.config_problems(system):
+        blamed = _blamed_system_key(problem, loaded.overrides)
+        problems.append(
+            f"--set {printable(blamed)}: {printable(problem)}"
+            if blamed is not None
+            else located(path, line, printable(problem))
+        )
     pin = loaded.config.judge
     if pin is not None:
         judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")

@@ -41,15 +41,30 @@ class Provider:
             if getattr(system, key, None) in (None, "", []):
                 found.append(f"system.{key} is required for provider {cls.name!r}")
         if not cls.passes_extra_keys:
+            known = sorted(set(type(system).model_fields) | cls.keys)
             for key in sorted(system.model_extra or {}):
                 if key not in cls.keys:
-                    found.append(f"unknown key 'system.{key}' for provider {cls.name!r}")
+                    hints = " or ".join(repr(k) for k in _nearest(key, known))
+                    found.append(
+                        f"unknown key 'system.{key}' for provider {cls.name!r}"
+                        + (f" (did you mean {hints}?)" if hints else "")
+                    )
         return found
 
     @classmethod
     def preflight(cls, system: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:
         """Problems with the requests this system would send, found before any call."""
         return []
+
+
+def _nearest(key: str, known: Sequence[str]) -> list[str]:
+    """The known keys one or two edits from `key` (a swap of two letters is one), the
+    nearest first and, among those, the same length first: `modle` names `model` and `mode`."""
+    from rapidfuzz.distance import OSA
+
+    near = [(OSA.distance(key, name), abs(len(name) - len(key)), name) for name in known]
+    best = min((distance for distance, _, _ in near), default=3)
+    return [name for distance, _, name in sorted(near) if distance == best <= 2]
 
 
 #: provider name → "module:Class". A module is imported when its provider is named, so
