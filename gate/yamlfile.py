@@ -400,6 +400,30 @@ class _Builder:
         )
 
 
+#: what the parser's words usually mean, and the fix, appended to them (the words stay: a
+#: search for them finds the parser's own explanations)
+_PARSER_HINTS = (
+    ("that cannot start any token", " (a value starting with @ or ` must be quoted)"),
+    (
+        "mapping values are not allowed",
+        " (a line indented deeper than the keys beside it, or a value holding ': ' that "
+        "needs quotes)",
+    ),
+    ("expected <block end>", " (a line indented less than the keys beside it: line them up)"),
+    ("did not find expected key", " (a line indented differently from the keys beside it)"),
+    ("could not find expected ':'", " (a line with no `key:`, or a quote left open above it)"),
+    ("found unexpected end of stream", " (a quote left open)"),
+)
+
+
+def _hint(problem: str, text: str, mark: Any) -> str:
+    index = getattr(mark, "index", None)
+    at = text[index] if isinstance(index, int) and 0 <= index < len(text) else ""
+    if at == "\t" and ("cannot start any token" in problem or "tab" in problem):
+        return " (a tab: YAML indents with spaces only)"
+    return next((fix for words, fix in _PARSER_HINTS if words in problem), "")
+
+
 def load_yaml(text: str) -> Any:
     """Parse YAML text; raises YamlSyntaxError with a 1-based line.
 
@@ -417,7 +441,9 @@ def load_yaml(text: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
-        raise YamlSyntaxError(line, f"invalid YAML: {problem}") from None
+        raise YamlSyntaxError(
+            line, f"invalid YAML: {problem}{_hint(problem, text, mark)}"
+        ) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow
         line = text.count("\n", 0, exc.position) + 1
         raise YamlSyntaxError(line, f"invalid YAML: {exc.reason} #x{exc.character:04x}") from None

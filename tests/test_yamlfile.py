@@ -132,6 +132,12 @@ def test_odd_documents_load_as_pyyaml_loads_them(text: str) -> None:
         ("a: 1\nb: !!set {x, y}\n", 2, "the tag 'tag:yaml.org,2002:set' is not supported here: write a plain list or mapping"),
         ("a: 1\n\nb: !!omap [{x: 1}]\n", 3, "the tag 'tag:yaml.org,2002:omap' is not supported here: write a plain list or mapping"),
         ("a: [" + "[" * 100 + "]" * 100 + "]", 1, "nested more than 100 levels deep"),
+        # Issue #25 trap 6: the parser's words, and what they usually mean
+        ("a:\n\tb: 1\n", 2, "invalid YAML: found character that cannot start any token (a tab: YAML indents with spaces only)"),
+        ("a: @x\n", 1, "invalid YAML: found character that cannot start any token (a value starting with @ or ` must be quoted)"),
+        ("s: a\nsystem:\n  name: x\n provider: y\n", 4, "invalid YAML: did not find expected key (a line indented differently from the keys beside it)"),
+        ("s: a\nsystem:\n  name: x\n   provider: y\n", 4, "invalid YAML: mapping values are not allowed in this context (a line indented deeper than the keys beside it, or a value holding ': ' that needs quotes)"),
+        ('a: "x\n', 2, "invalid YAML: found unexpected end of stream (a quote left open)"),
     ],
 )  # fmt: skip
 def test_refusals_name_the_line(text: str, line: int, message: str) -> None:
