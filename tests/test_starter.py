@@ -583,3 +583,22 @@ def test_branch_chooses_it_and_refuses_what_would_break_the_workflow(
     assert not (tmp_path / ".github").exists()
     assert main(["init", "--branch", "release/v2"]) == 0
     assert _refreshed_on(tmp_path) == ["release/v2"]
+
+
+def test_init_says_which_action_the_workflows_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #25 trap 1: init wrote `uses: casegate/casegate@v1` and never said so."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert "the workflows run the Action as `uses: casegate/casegate@v1`" in out
+    assert "pass --action OWNER/REPO@REF" in out
+    pinned = "acme/casegate@0123456789abcdef0123456789abcdef01234567"
+    assert main(["init", "--dir", "other", "--action", pinned]) == 0
+    out = capsys.readouterr().out
+    assert f"the workflows run the Action as `uses: {pinned}`\n" in out
+    assert (
+        f"uses: {pinned}"
+        in (tmp_path / "other/.github/workflows/casegate-baseline.yml").read_text()
+    )

@@ -215,6 +215,15 @@ def cmd_init(args: argparse.Namespace) -> int:
         f"the baseline refreshes after merges to {branch} ({how}; pass --branch NAME "
         "to choose another)"
     )
+    print(
+        f"the workflows run the Action as `uses: {args.action}`"
+        + (
+            " (casegate's own repository, tag v1; to run a fork or a copy in your organisation, "
+            "pass --action OWNER/REPO@REF, pinned to a full commit SHA for the surest supply)"
+            if args.action == DEFAULT_ACTION
+            else ""
+        )
+    )
     print("next: edit prompts/ and cases/, run these, and commit everything they write:")
     print("\n".join(next_steps(args.dir, args.provider)))
     return 0
