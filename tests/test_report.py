@@ -19,6 +19,7 @@ from gate.reporting.diffs import diff_texts
 from gate.reporting.junit import write_junit
 from gate.reporting.markup import ZWSP, cell, code, diff_block
 from gate.reporting.report import json_report, markdown_report, text_report
+from gate.results import CaseResult
 from gate.suite.config import GateConfig
 from tests.factories import result, run
 
@@ -570,3 +571,31 @@ def test_unchanged_or_missing_outputs_are_shown_as_they_are() -> None:
     _, _, errored = reports([result("x", text="fine")], [result("x", "error", reason="down")])
     assert "Baseline output:\n<pre>fine</pre>" in errored
     assert "Candidate output:\n<pre>(no output)</pre>" in errored
+
+
+def _calling(case_id: str, status: str, order_id: str) -> CaseResult:
+    case = result(case_id, status, text="Let me look that order up.")
+    call = {"name": "lookup_order", "arguments": {"order_id": order_id}}
+    sample = dataclasses.replace(case.outputs[0], tool_calls=[call])
+    return dataclasses.replace(case, outputs=[sample])
+
+
+def test_a_regression_in_a_tool_calls_arguments_shows_the_call_that_changed() -> None:
+    """Issue #25 trap 7: the text was the same, so the details said so and showed nothing
+    of the call whose argument broke the case."""
+    base = run([_calling("order", "pass", "A1234")])
+    cand = run([_calling("order", "fail", "1234")])
+    comparison = compare(base, cand, GateConfig())
+    markdown = markdown_report(comparison, decide(comparison, GateConfig()))
+    details = markdown[markdown.index("<details>") :]
+    assert "Output, the same as the baseline's" in details
+    assert "Tool calls, baseline → candidate (by line):" in details
+    assert re.search(r'^-\s+"order_id": "A1234"', details, re.M)
+    assert re.search(r'^\+\s+"order_id": "1234"', details, re.M)
+
+
+def test_unchanged_tool_calls_add_nothing() -> None:
+    base = run([_calling("order", "pass", "A1234")])
+    cand = run([_calling("order", "fail", "A1234")])
+    comparison = compare(base, cand, GateConfig())
+    assert "Tool calls" not in markdown_report(comparison, decide(comparison, GateConfig()))

@@ -404,6 +404,7 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
         ]
     elif not (diff := diff_texts(before, after)):
         parts.append(f"Output, the same as the baseline's:\n{block(after)}\n")
+        parts += _tool_call_change(old, new)
     else:
         how = "by line, JSON pretty-printed" if diff.kind == "lines" else "by word"
         fenced, cut = diff_block(diff.lines())
@@ -415,6 +416,25 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
             )
     parts.append("</details>")
     return "\n".join(parts)
+
+
+def _tool_call_change(old: CaseResult | None, new: CaseResult | None) -> list[str]:
+    """The tool calls, baseline → candidate, when they changed under the same text: a
+    regression in a call's arguments is otherwise invisible in the details."""
+    calls = [_first_calls(case) for case in (old, new)]
+    if calls[0] == calls[1]:
+        return []
+    shown = [json.dumps(found, indent=2, sort_keys=True, ensure_ascii=False) for found in calls]
+    diff = diff_texts(*shown)
+    if not diff:
+        return []
+    fenced, _ = diff_block(diff.lines())
+    return [f"Tool calls, baseline → candidate (by line):\n\n{fenced}\n"]
+
+
+def _first_calls(case: CaseResult | None) -> list[dict[str, Any]]:
+    sample = next((s for s in case.outputs if s.text is not None), None) if case else None
+    return list(sample.tool_calls) if sample is not None else []
 
 
 def _first_output(case: CaseResult | None) -> str | None:
