@@ -318,14 +318,23 @@ class SuiteTest:
 
 
 def sign_flip_by_cluster(
-    differences: Mapping[str, Fraction], clusters: Mapping[str, str] | None, alpha: float
+    differences: Mapping[str, Fraction],
+    clusters: Mapping[str, str] | None,
+    alpha: float,
+    reachable: float | None = None,
 ) -> SuiteTest:
-    """The paired sign-flip test with each cluster's differences flipped together."""
+    """The paired sign-flip test with each cluster's differences flipped together.
+
+    `reachable`: the level the test is held to at its design's last look (default
+    `alpha`), against which too few units is judged: under `samples: auto` an interim
+    look's spend is tiny, but a suite that looked worse would have sampled on to the last.
+    """
+    floor = alpha if reachable is None else reachable
     mean = float(sum(differences.values(), Fraction(0))) / len(differences) if differences else 0
     if not clusters:
         values = list(differences.values())
         return _with_floor(
-            SuiteTest(sign_flip_lower(values), alpha, 1.0, len(values), mean), values
+            SuiteTest(sign_flip_lower(values), alpha, 1.0, len(values), mean), values, floor
         )
     groups: dict[str, Fraction] = {}
     for case_id, difference in differences.items():
@@ -335,10 +344,11 @@ def sign_flip_by_cluster(
     clustered = sum(float(total) ** 2 for total in groups.values())
     effect = clustered / squares if squares else 1.0
     units = list(groups.values())
-    return _with_floor(SuiteTest(sign_flip_lower(units), alpha, effect, len(groups), mean), units)
+    test = SuiteTest(sign_flip_lower(units), alpha, effect, len(groups), mean)
+    return _with_floor(test, units, floor)
 
 
-def _with_floor(test: SuiteTest, units: Sequence[Fraction]) -> SuiteTest:
+def _with_floor(test: SuiteTest, units: Sequence[Fraction], reachable: float) -> SuiteTest:
     """The test, and Student's t on its units when the exact test cannot reach its level.
 
     With k units the sign-flip test's smallest p is 2^-k: a suite of five clusters can
@@ -347,7 +357,7 @@ def _with_floor(test: SuiteTest, units: Sequence[Fraction]) -> SuiteTest:
     is reported, never a block: a drop beyond the margin is then inconclusive whatever
     its p (gate.deciding.rules).
     """
-    if test.alpha <= 0 or 2.0 ** -len(units) <= test.alpha:
+    if reachable <= 0 or 2.0 ** -len(units) <= reachable:
         return test  # (a few units that moved among many is not a suite-level drop)
     values = [float(u) for u in units]
     return dataclasses.replace(test, approximate_p=_t_lower(values), units=len(values))
@@ -382,7 +392,8 @@ def suite_test(
             continue
         base_share = Fraction(old.passes, old.samples)
         differences[new.id] = matched_difference(verdicts(old), base_share, cand, limit)
-    return sign_flip_by_cluster(differences, clusters, alpha * weight)
+    final = 1.0 if looks is None else level.look_weight(len(looks) - 1, len(looks))
+    return sign_flip_by_cluster(differences, clusters, alpha * weight, alpha * final)
 
 
 def analyse(
