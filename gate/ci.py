@@ -14,8 +14,10 @@ from pathlib import Path
 from gate import __version__
 from gate.deciding.compare import Comparison, compare
 from gate.deciding.noise.confirm import confirm
-from gate.deciding.recheck import recheck, snapshot
+from gate.deciding.noise.runspread import RunSpread
+from gate.deciding.recheck import Recorded, recheck, snapshot
 from gate.deciding.ruler import Ruling, restate
+from gate.deciding.rulerside import RulerReview
 from gate.deciding.rules import Verdict, decide
 from gate.deciding.staleness import baseline_warnings, overridden_keys
 from gate.deciding.treediff import footprint_changes
@@ -26,9 +28,11 @@ from gate.history.report import trusted_notes
 from gate.history.spread import trusted_spread
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
-from gate.judging import pairwise
+from gate.judging import judgeproc, pairwise
 from gate.judging.calibration import judge_lines, read_calibration
-from gate.judging.judgeproc import judge_custom
+from gate.judging.judgeproc import CustomVerdicts
+from gate.outputs import Output
+from gate.pipeline.replay import replayed_candidate
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.sandbox import plan as plan_sandbox
@@ -38,7 +42,7 @@ from gate.results import RunResults, read_results, write_results
 from gate.secrets import hide_from_proc, key_variables
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
-from gate.suite.sections import CalibrationBar
+from gate.suite.sections import CalibrationBar, GateConfig
 from gate.suite.select import Selection, describe_stored, require_same_selection
 
 
@@ -108,6 +112,33 @@ def baseline_for(loaded: LoadedConfig, explicit: Path | None) -> Path:
     return Path(path)
 
 
+@dataclass(frozen=True, slots=True)
+class Ground:
+    """What the check judges against, read before any of the suite's code runs: the
+    baseline and rule (the base's under a ruling), the base's history, the recordings
+    and pairwise verdicts the candidate is held to, the held-out slice, the sandbox."""
+
+    baseline_path: Path
+    baseline: RunResults
+    rule: GateConfig
+    run_spread: RunSpread | None
+    recorded: Recorded | None
+    pair_verdicts: dict[tuple[str, str], Output] | None
+    held_out: holdout.Prepared | None
+    plan: SandboxPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """The candidate with every sample judged by the gate, and what producing it said."""
+
+    candidate: RunResults
+    #: the ruler's review, with what the custom checks read that the pull request changed
+    review: RulerReview | None
+    output: str = ""
+    said: tuple[str, ...] = ()
+
+
 def check(
     loaded: LoadedConfig,
     cases: Sequence[Case],
@@ -127,119 +158,41 @@ def check(
     parts: Sequence[Path] = (),
     sandbox: SandboxMode = "auto",
 ) -> CheckOutcome:
-    """Run the candidate in a supervised child, then compare, gate and report here.
+    """Ground, produce and judge, compare, decide, report: the check every pull request gets.
 
     With a `ruling` (a pull request, or `check --base`), the rule, the baseline and
     the cases' criticality and thresholds are the base commit's unless accepted.
-    With `parts`, the candidate is the shards' parts merged (gate.produce.merge) instead of a
-    run, then judged again here like a run's results. With a shard in `selection`,
-    the run is one part: judged again and written, never compared or gated.
+    In replay the gate produces the candidate from the recordings itself; otherwise a
+    supervised child runs the suite. With `parts`, the candidate is the shards' parts
+    merged (gate.produce.merge). Either way the gate judges every output once. With a
+    shard in `selection`, the run is one part: judged and written, never compared or gated.
     """
     # The supervised run never gets the slice's key; nor may it read it where the kernel
     # shows this process's starting environment.
     hide_from_proc(holdout.key_variables(loaded, ruling))
-    if ruling is not None:
-        baseline_path = ruling.baseline_path
-    rule = ruling.rule if ruling is not None else loaded.config.gate
-    baseline = read_results(baseline_path)  # read first: a bad baseline costs no calls
-    # From repeated trusted runs (the base's history), never the candidate's; read before
-    # any of the suite's code runs, like the baseline.
-    run_spread = trusted_spread(loaded, ruling, baseline)
-    recorded = snapshot(loaded, cases, mode)  # before any of the suite's code runs
-    verdicts = pairwise.snapshot(loaded, cases, ruling, mode)
-    # The held-out slice is decrypted and scored here, never in the child (which has no key).
-    held_out = holdout.prepare(
-        loaded, mode=mode, ruling=ruling, environ=environ, selection=selection, gate_process=True
-    )
-    output = ""
-    plan = sandbox_plan(sandbox, loaded, mode, environ)
-    said = tuple(plan.describe())
-    if parts:
-        candidate = merged_parts(parts, loaded, cases, mode, selection)
-    else:
-        child = run_supervised(
-            loaded.path,
-            loaded.overrides,
-            mode,
-            out,
-            expected=[case.id for case in cases],
-            reference=baseline_path,
-            show_progress=show_progress,
-            capture=capture,
-            selection=selection,
-            reap=reap,
-            withhold=withheld(loaded, ruling, mode),
-            sandbox=plan,
-            # Its verdicts would be its claim: every output is judged once, below.
-            gate_judges=True,
-        )
-        candidate, output = child.results, child.output
-        said += child.sandbox_notes
-        if candidate.interrupted:
-            return CheckOutcome(candidate, out, output=output, sandbox=said)
-    candidate = restamped(candidate, loaded, mode)
-    shards = len(parts) if parts else None  # a merge holds each shard exactly once
-    # Custom checks are judged again apart from the run, from the base's tree under a ruling.
-    imports, tree = judging_tree(loaded, ruling)
-    custom = judge_custom(
-        candidate,
-        cases,
-        imports=imports,
-        tree=tree,
-        sandbox=plan,
-        environ=environ,
-        ruler_cases=ruling.base.case_map if ruling is not None and ruling.base else None,
-    )
-    candidate = recheck(
-        candidate,
-        loaded,
-        cases,
-        recorded,
-        reference=baseline,
-        shards=shards,
-        custom=custom,
-        ruler=ruling.base.loaded if ruling is not None and ruling.base is not None else None,
-    )
-    review = ruling.review if ruling is not None else None
-    if ruling is not None and custom is not None and ruling.base_tree and ruling.head_tree:
-        found = footprint_changes(custom.footprint, ruling.base_tree, ruling.head_tree)
-        review = ruling.with_changes(found)
-    if ruling is not None and ruling.base is not None:
-        candidate = restate(candidate, ruling.base)
-    if candidate.shard is not None:
-        write_results(candidate, out)  # the gate's own account of its part, for the merge
-        return CheckOutcome(candidate, out, output=output, sandbox=said)
+    ground = read_ground(loaded, cases, mode, baseline_path, ruling, environ, selection, sandbox)
+    judged = produce_and_judge(
+        loaded, cases, mode, ground, ruling, environ=environ, selection=selection, parts=parts,
+        out=out, show_progress=show_progress, capture=capture, reap=reap,
+    )  # fmt: skip
+    candidate = judged.candidate
+    if candidate.interrupted or candidate.shard is not None:
+        # A partial run is never gated; a shard's part is the gate's account, for the merge.
+        if not candidate.interrupted:
+            write_results(candidate, out)
+        return CheckOutcome(candidate, out, output=judged.output, sandbox=judged.said)
     # The gate's own account, never the run's: the run left its verdicts to this process.
     write_results(candidate, out)
-    require_same_selection(baseline.selection, candidate.selection)
+    require_same_selection(ground.baseline.selection, candidate.selection)
+    held_out = ground.held_out
     if held_out is not None:
-        candidate.holdout = holdout.score(held_out, loaded, mode, baseline=baseline)
+        candidate.holdout = holdout.score(held_out, loaded, mode, baseline=ground.baseline)
         write_results(candidate, out)  # with the slice's aggregates
-    comparison = compare(
-        baseline,
-        candidate,
-        rule,
-        ruler=review,
-        warnings=stale_baseline(baseline, loaded, ruling),
-        # Judged here, never by the supervised run: the pairs are part of the verdict.
-        pairwise=pairwise.for_check(loaded, cases, ruling, baseline, candidate, mode, verdicts),
-        holdout=(
-            compare_runs(baseline, candidate, held_out.key)
-            if held_out is not None and held_out.key is not None
-            else None
-        ),
-        run_spread=run_spread,
-    )
-    # The base commit's history under a ruling: the pull request's copy is its own claim.
-    comparison = dataclasses.replace(
-        comparison,
-        history=trusted_notes(comparison, candidate, loaded, ruling),
-        replay=replayed.for_check(loaded, cases, candidate, recorded, ruling),
-    )
+    comparison = compared(loaded, cases, mode, ground, ruling, candidate, judged.review)
     notes = list(notes)
     if mode == "live" and ruling is None:
         comparison, confirmed = confirm(
-            comparison, loaded, cases, baseline, rule, show_progress=show_progress
+            comparison, loaded, cases, ground.baseline, ground.rule, show_progress=show_progress
         )
         notes += confirmed
     elif mode == "live":
@@ -248,18 +201,194 @@ def check(
             "confirmation reruns are not made under a ruling: they would run the pull "
             "request's code outside the sandbox"
         )
-    # The judge's calibration is read where the ruler is: the base's, in a pull request.
-    calibration_root = ruling.base.loaded.root if ruling and ruling.base else loaded.root
-    bar = (ruling.base.loaded if ruling and ruling.base else loaded).config.calibration
-    verdict = with_judge_lines(decide(comparison, rule), candidate, calibration_root, bar)
-    if notes:
-        verdict = dataclasses.replace(verdict, notes=[*notes, *verdict.notes])
+    verdict = decided(comparison, ground.rule, candidate, loaded, ruling, notes)
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
     markdown = report.markdown_report(comparison, verdict, marker=marker)
     write_text(report_path, markdown)
     return CheckOutcome(
-        candidate, out, comparison, verdict, report_path, markdown, output=output, sandbox=said
+        candidate, out, comparison, verdict, report_path, markdown,
+        output=judged.output, sandbox=judged.said,
+    )  # fmt: skip
+
+
+def read_ground(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    baseline_path: Path,
+    ruling: Ruling | None,
+    environ: Mapping[str, str] | None,
+    selection: Selection | None,
+    sandbox: SandboxMode,
+) -> Ground:
+    """Stage 1: everything the candidate is held to, read first (a bad baseline costs no
+    calls; nothing the suite's code could rewrite is read after it runs)."""
+    if ruling is not None:
+        baseline_path = ruling.baseline_path
+    baseline = read_results(baseline_path)
+    return Ground(
+        baseline_path=baseline_path,
+        baseline=baseline,
+        rule=ruling.rule if ruling is not None else loaded.config.gate,
+        # From repeated trusted runs (the base's history), never the candidate's.
+        run_spread=trusted_spread(loaded, ruling, baseline),
+        recorded=snapshot(loaded, cases, mode),
+        pair_verdicts=pairwise.snapshot(loaded, cases, ruling, mode),
+        # The held-out slice is decrypted and scored here, never in the child (no key).
+        held_out=holdout.prepare(
+            loaded,
+            mode=mode,
+            ruling=ruling,
+            environ=environ,
+            selection=selection,
+            gate_process=True,
+        ),
+        plan=sandbox_plan(sandbox, loaded, mode, environ),
     )
+
+
+def produce_and_judge(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    ground: Ground,
+    ruling: Ruling | None,
+    *,
+    environ: Mapping[str, str] | None,
+    selection: Selection | None,
+    parts: Sequence[Path],
+    out: Path,
+    show_progress: bool,
+    capture: bool,
+    reap: bool,
+) -> Judged:
+    """Stages 2 and 3: the candidate's outputs, each judged once by this process.
+
+    Custom checks are judged in a process of their own, from the base's tree under a
+    ruling; every other check here. In replay no code of the suite runs at all."""
+    imports, tree = judging_tree(loaded, ruling)
+    ruler_cases = ruling.base.case_map if ruling is not None and ruling.base else None
+    ruler = ruling.base.loaded if ruling is not None and ruling.base is not None else None
+
+    def judge_custom(candidate: RunResults) -> CustomVerdicts | None:
+        return judgeproc.judge_custom(
+            candidate, cases, imports=imports, tree=tree, sandbox=ground.plan,
+            environ=environ, ruler_cases=ruler_cases,
+        )  # fmt: skip
+
+    said = tuple(ground.plan.describe())
+    output = ""
+    if ground.recorded is not None and not parts:
+        said = (REPLAYED_IN_GATE, *said)
+        candidate, custom = replayed_candidate(
+            loaded, cases, ground.recorded, reference=ground.baseline,
+            selection=selection.to_dict() if selection is not None else None,
+            ruler=ruler, judge_custom=judge_custom,
+        )  # fmt: skip
+        if selection is not None and selection.shard is not None:
+            candidate.shard = selection.shard.to_dict()
+    else:
+        if parts:
+            candidate = merged_parts(parts, loaded, cases, mode, selection)
+        else:
+            child = run_supervised(
+                loaded.path,
+                loaded.overrides,
+                mode,
+                out,
+                expected=[case.id for case in cases],
+                reference=ground.baseline_path,
+                show_progress=show_progress,
+                capture=capture,
+                selection=selection,
+                reap=reap,
+                withhold=withheld(loaded, ruling, mode),
+                sandbox=ground.plan,
+                # Its verdicts would be its claim: every output is judged once, below.
+                gate_judges=True,
+            )
+            candidate, output = child.results, child.output
+            said += child.sandbox_notes
+            if candidate.interrupted:
+                return Judged(candidate, None, output, said)
+        custom = judge_custom(candidate)
+        candidate = recheck(
+            candidate, loaded, cases, ground.recorded, reference=ground.baseline,
+            shards=len(parts) if parts else None,  # a merge holds each shard exactly once
+            custom=custom, ruler=ruler,
+        )  # fmt: skip
+    if custom is not None and custom.network is not None:
+        said += (f"sandbox: the judging process's network: {custom.network}",)
+    candidate = restamped(candidate, loaded, mode)
+    review = ruling.review if ruling is not None else None
+    if ruling is not None and custom is not None and ruling.base_tree and ruling.head_tree:
+        found = footprint_changes(custom.footprint, ruling.base_tree, ruling.head_tree)
+        review = ruling.with_changes(found)
+    if ruling is not None and ruling.base is not None:
+        candidate = restate(candidate, ruling.base)
+    return Judged(candidate, review, output, said)
+
+
+def compared(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    ground: Ground,
+    ruling: Ruling | None,
+    candidate: RunResults,
+    review: RulerReview | None,
+) -> Comparison:
+    """Stage 4: case by case against the baseline, with every stage input built in."""
+    held_out = ground.held_out
+    comparison = compare(
+        ground.baseline,
+        candidate,
+        ground.rule,
+        ruler=review,
+        warnings=stale_baseline(ground.baseline, loaded, ruling),
+        # Judged here, never by a run: the pairs are part of the verdict.
+        pairwise=pairwise.for_check(
+            loaded, cases, ruling, ground.baseline, candidate, mode, ground.pair_verdicts
+        ),
+        holdout=(
+            compare_runs(ground.baseline, candidate, held_out.key)
+            if held_out is not None and held_out.key is not None
+            else None
+        ),
+        run_spread=ground.run_spread,
+    )
+    # The base commit's history under a ruling: the pull request's copy is its own claim.
+    return dataclasses.replace(
+        comparison,
+        history=trusted_notes(comparison, candidate, loaded, ruling),
+        replay=replayed.for_check(loaded, cases, candidate, ground.recorded, ruling),
+    )
+
+
+def decided(
+    comparison: Comparison,
+    rule: GateConfig,
+    candidate: RunResults,
+    loaded: LoadedConfig,
+    ruling: Ruling | None,
+    notes: Sequence[str],
+) -> Verdict:
+    """Stage 5: the written rule applied, with the judge's standing beside it."""
+    # The judge's calibration is read where the ruler is: the base's, in a pull request.
+    ruler = ruling.base.loaded if ruling and ruling.base else loaded
+    verdict = with_judge_lines(
+        decide(comparison, rule), candidate, ruler.root, ruler.config.calibration
+    )
+    if notes:
+        verdict = dataclasses.replace(verdict, notes=[*notes, *verdict.notes])
+    return verdict
+
+
+#: what a replayed check says of its run, in place of a run's sandbox report
+REPLAYED_IN_GATE = (
+    "replay: no code of the suite ran to produce the outputs (they are the recordings, "
+    "read by the gate)"
+)
 
 
 def withheld(loaded: LoadedConfig, ruling: Ruling | None, mode: Mode) -> list[str]:

@@ -315,6 +315,14 @@ def with_custom_check(runner: Runner) -> None:
     runner.base_sha = git("rev-parse", "HEAD", cwd=runner.workspace)
 
 
+def with_live_check(runner: Runner) -> None:
+    """The base with a custom check and the example's stand-in system, so that it can be
+    checked live: a replayed check imports none of the pull request's code, a live one
+    imports its checks in the supervised run."""
+    shutil.copytree(REPO / "examples", runner.workspace / "examples")
+    with_custom_check(runner)
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -351,7 +359,7 @@ def test_a_changed_custom_check_is_a_ruler_change(runner: Runner) -> None:
 
 
 def test_user_code_never_sees_the_token(runner: Runner) -> None:
-    with_custom_check(runner)
+    with_live_check(runner)
     leak = runner.drop_box() / "leak.txt"
 
     def snoop(root: Path) -> None:
@@ -368,7 +376,7 @@ def test_user_code_never_sees_the_token(runner: Runner) -> None:
         )
 
     open_pull_request(runner.workspace, snoop)
-    runner.run(config="casegate.yml")
+    runner.run(config="casegate.yml", mode="live")
     seen = leak.read_text()
     assert "GITHUB_OUTPUT" not in seen  # the child cannot write the step's outputs
     assert TOKEN not in seen and "INPUT_GITHUB-TOKEN" not in seen
@@ -439,7 +447,7 @@ def test_a_head_that_is_itself_a_merge_cannot_choose_its_base(
 
 
 def test_a_daemon_started_by_user_code_does_not_outlive_the_check(runner: Runner) -> None:
-    with_custom_check(runner)
+    with_live_check(runner)
     pid_file = runner.drop_box() / "daemon.pid"
 
     def daemonise(root: Path) -> None:
@@ -455,7 +463,7 @@ def test_a_daemon_started_by_user_code_does_not_outlive_the_check(runner: Runner
         )
 
     open_pull_request(runner.workspace, daemonise)
-    finished = runner.run(config="casegate.yml")
+    finished = runner.run(config="casegate.yml", mode="live")
     assert finished.returncode == 1  # the changed check module is a ruler change
     pid = int(pid_file.read_text())
     # Ended and reaped by the entrypoint before it exited: no such process any more.

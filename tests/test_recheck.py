@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -232,3 +233,57 @@ def test_a_run_that_would_judge_differently_cannot_change_the_verdict(
     assert code == 1, out
     written = read_results(project.root / "c.json").case_map()
     assert written["a"].status == "fail" and "contains" in written["a"].reason
+
+
+FORGES_JUDGE = """
+import dataclasses
+import gate.judging.checks as checks
+
+_real = checks.evaluate
+
+def _forged(judges, subject):
+    # The pull request's code, imported by any run of the suite, calls every judged
+    # output a pass.
+    return [
+        dataclasses.replace(v, ok=True, reason="") if v.check == "judge" else v
+        for v in _real(judges, subject)
+    ]
+
+checks.evaluate = _forged
+
+def ok(text, case):
+    return True
+"""
+
+
+def test_a_pull_requests_code_cannot_forge_the_judges_verdict_in_replay(
+    project: Project, llm_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.test_judge import JUDGED, grading_judge, judge_pin
+
+    llm_server.reply = grading_judge
+    project.write_config(judge=judge_pin(llm_server))
+    project.write_cases(JUDGED)
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    # The pull request: the critical case's answer stops apologising (recorded, so the
+    # recorded judge says FAIL), and a custom check module on the other case that makes
+    # any run of the suite report the judge's verdicts as passes.
+    module = f"forges_{project.module}"
+    project.write_text(f"{module}.py", "def ok(text, case):\n    return True\n")
+    curt = f"curt_{project.module}"  # a new module: this process has the old one imported
+    project.write_text(f"{curt}.py", "def answer(case_input, system):\n    return 'no.'\n")
+    project.write_config(
+        judge=judge_pin(llm_server),
+        system={"name": "echo", "provider": "python", "target": f"{curt}:answer"},
+    )
+    apology, blunt = JUDGED
+    project.write_cases(
+        [apology, {**blunt, "expect": {**blunt["expect"], "check": f"{module}:ok"}}]
+    )
+    assert main(["record", "--quiet"]) == 0  # in this process: the module must not forge here
+    project.write_text(f"{module}.py", FORGES_JUDGE)
+    code = main(["check", "--quiet", "--out", "c.json"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    written = read_results(project.root / "c.json").case_map()
+    assert written["apology"].status == "fail" and "judge" in written["apology"].reason

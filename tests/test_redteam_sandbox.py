@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.actions import PULL_NUMBER, Runner, acted_on, git, open_pull_request
-from tests.test_action_attacks import ALLOWED_COMMANDS, replace, with_custom_check
+from tests.test_action_attacks import ALLOWED_COMMANDS, replace, with_custom_check, with_live_check
 
 CRITICAL_CASE = "injection-ignore-instructions"
 ADVERSARIAL = Path("cases") / "support" / "adversarial.yaml"
@@ -145,11 +145,11 @@ os._exit(2)
 
 
 def test_forged_status_problems_are_not_workflow_commands(runner: Runner) -> None:
-    with_custom_check(runner)
+    with_live_check(runner)  # the run exists live: replay imports none of this code
     open_pull_request(
         runner.workspace, lambda root: (root / "suite_checks.py").write_text(STATUS_FORGER)
     )
-    finished = runner.run(config="casegate.yml")
+    finished = runner.run(config="casegate.yml", mode="live")
     assert finished.returncode == 2, finished.stdout[-3000:]
     commands = acted_on(finished.stdout) + acted_on(finished.stderr)
     assert all(line.startswith(ALLOWED_COMMANDS) for line in commands), commands

@@ -1,10 +1,13 @@
 """The pull request's code runs in the sandbox: what it tries, as the runner would see it.
 
 Each test commits a custom check on the base, then opens a pull request whose check
-module does something hostile *when it is imported* (in the supervised run), and
-runs the Action's entrypoint as root, as GitHub runs a container action. The module
-never damages anything on its own: it opens files for append and writes nothing,
-then leaves what it found in a drop box any user may write.
+module does something hostile *when it is imported*, and runs the Action's entrypoint
+as root, as GitHub runs a container action. A replayed check imports none of the pull
+request's code (the outputs are the recordings), so these checks run where it does:
+live (the supervised run imports the suite's checks), or with the ruler change
+accepted by a maintainer's label (the judging process imports the pull request's
+checks). The module never damages anything on its own: it opens files for append and
+writes nothing, then leaves what it found in a drop box any user may write.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from gate.produce.sandbox import SANDBOX_IDS
-from tests.fakes.actions import Runner, git, open_pull_request
-from tests.test_action_attacks import with_custom_check
+from tests.fakes.actions import Runner, git, open_pull_request, pull_request_event
+from tests.test_action_attacks import ACCEPT, with_custom_check, with_live_check
 
 PROBE = """
 import json, os, socket, sys
@@ -59,7 +62,9 @@ def polite(text, case):
 
 
 def probe(runner: Runner, **extra: object) -> dict[str, object]:
-    """Open the pull request with the probe as its check module; what the probe found."""
+    """Open the pull request with the probe as its check module; what the probe found.
+
+    Checked live unless `inputs` say otherwise: a replayed check would not import it."""
     drop = runner.drop_box() / "found.json"
     code = PROBE.format(
         targets=extra.get("targets", {}),
@@ -69,7 +74,8 @@ def probe(runner: Runner, **extra: object) -> dict[str, object]:
         drop=str(drop),
     )
     open_pull_request(runner.workspace, lambda root: (root / "suite_checks.py").write_text(code))
-    finished = runner.run(config="casegate.yml", **extra.get("inputs", {}))  # type: ignore[arg-type]
+    inputs = extra.get("inputs", {"mode": "live"})
+    finished = runner.run(config="casegate.yml", event=extra.get("event"), **inputs)  # type: ignore[arg-type]
     runner.finished = finished  # type: ignore[attr-defined]
     assert drop.is_file(), finished.stdout + finished.stderr
     return json.loads(drop.read_text())
@@ -79,8 +85,21 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_the_run_is_another_user_with_a_home_of_its_own(runner: Runner) -> None:
+def test_a_replayed_check_runs_none_of_the_pull_requests_code(runner: Runner) -> None:
     with_custom_check(runner)
+    ran = runner.drop_box() / "ran.txt"
+    code = f"open({str(ran)!r}, 'w').write('ran')\ndef polite(text, case):\n    return True\n"
+    open_pull_request(runner.workspace, lambda root: (root / "suite_checks.py").write_text(code))
+    finished = runner.run(config="casegate.yml")
+    assert "replay: no code of the suite ran" in finished.stdout, finished.stdout[-3000:]
+    assert not ran.exists()
+    # The base's copy of the check judged; the changed module is a ruler change that blocks.
+    assert finished.returncode == 1
+    assert "custom check module suite_checks: source changed" in finished.stdout
+
+
+def test_the_run_is_another_user_with_a_home_of_its_own(runner: Runner) -> None:
+    with_live_check(runner)
     found = probe(runner)
     assert found["uid"] in SANDBOX_IDS and found["gid"] == found["uid"]
     assert found["groups"] == []
@@ -94,7 +113,7 @@ def test_the_run_cannot_write_what_the_gate_reads_afterwards(runner: Runner) -> 
     the run), the workspace's .git and files, the gate's scratch and the step's files."""
     import certifi
 
-    with_custom_check(runner)
+    with_live_check(runner)
     files = runner.root / f"files-{len(list(runner.root.glob('files-*')))}"
     bundle, hosts = Path(certifi.where()), Path("/etc/hosts")
     before = {bundle: digest(bundle), hosts: digest(hosts)}
@@ -160,18 +179,21 @@ def test_the_docker_socket_and_the_network_are_out_of_reach(
     listener.listen(4)
     port = listener.getsockname()[1]
     try:
-        found = probe(runner, socket_path=str(docker_socket), port=port)
+        # In replay, with the pull request's checks accepted: its code runs in the judging
+        # process, which replay gives no network.
+        accepted = pull_request_event(runner.base_sha, labels=[ACCEPT], labeled_by="maintainer-m")
+        found = probe(runner, socket_path=str(docker_socket), port=port, inputs={}, event=accepted)
     finally:
         listener.close()
     assert found["docker socket"] == "PermissionError"
-    # replay needs no network, so the run has none (this machine allows the namespace)
+    # replay needs no network, so the judging process has none (this machine allows it)
     assert found["loopback network"] in ("OSError", "ConnectionRefusedError", "TimeoutError")
-    assert "network: none" in runner.finished.stdout  # type: ignore[attr-defined]
+    assert "the judging process's network: none" in runner.finished.stdout  # type: ignore[attr-defined]
     assert docker_socket.stat().st_mode & 0o777 == 0o666  # given back afterwards
 
 
 def test_a_daemon_of_the_sandbox_user_is_ended(runner: Runner) -> None:
-    with_custom_check(runner)
+    with_live_check(runner)
     pid_file = runner.drop_box() / "daemon.pid"
     code = (
         "import os, subprocess, sys\n"
@@ -181,7 +203,7 @@ def test_a_daemon_of_the_sandbox_user_is_ended(runner: Runner) -> None:
         "def polite(text, case):\n    return True\n"
     )
     open_pull_request(runner.workspace, lambda root: (root / "suite_checks.py").write_text(code))
-    runner.run(config="casegate.yml")
+    runner.run(config="casegate.yml", mode="live")
     pid = int(pid_file.read_text())
     status = Path(f"/proc/{pid}/status")
     alive = status.exists() and "State:\tZ" not in status.read_text()

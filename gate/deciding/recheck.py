@@ -109,6 +109,23 @@ def recheck(
     and its declared tool schemas judge `tool_args_valid` (a pull request's lower prices
     or looser schemas never pass a case).
     """
+    rebuilt = judge_cases(candidate.cases, loaded, cases, recorded, custom=custom, ruler=ruler)
+    _require_adaptive_rounds(rebuilt, {case.id: case for case in cases}, loaded, reference, shards)
+    candidate.cases = rebuilt
+    candidate.summary = summarise(rebuilt)
+    return candidate
+
+
+def judge_cases(
+    reported: Sequence[CaseResult],
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    recorded: Recorded | None,
+    *,
+    custom: CustomVerdicts | None = None,
+    ruler: LoadedConfig | None = None,
+) -> list[CaseResult]:
+    """Each reported case as this process judges its samples (see `recheck`)."""
     by_id = {case.id: case for case in cases}
     # Under a ruling every sample is costed at the base's prices: a recorded cost_usd is
     # the pull request's claim, and so is a price table it edits.
@@ -118,14 +135,10 @@ def recheck(
     if recorded is not None:  # the snapshot, not the folder the run could write to
         services = for_snapshot(loaded.config, Snapshot(recorded.services))
     with heap.bulk():  # every sample's verdicts, kept to the end
-        rebuilt = [
+        return [
             _judged_case(result, by_id, recorded, loaded, services, custom, costing, declared)
-            for result in candidate.cases
+            for result in reported
         ]
-    _require_adaptive_rounds(rebuilt, by_id, loaded, reference, shards)
-    candidate.cases = rebuilt
-    candidate.summary = summarise(rebuilt)
-    return candidate
 
 
 def _judged_case(

@@ -27,6 +27,7 @@ from gate.produce.sandbox import (
     SandboxPlan,
     closed_to_others,
     end_every_process,
+    entered,
     identity,
     make_folder,
     private_file,
@@ -62,6 +63,8 @@ class CustomVerdicts:
     #: (case id, sample number) → (ok, reason)
     verdicts: Mapping[tuple[str, int], tuple[bool, str]]
     footprint: Footprint
+    #: how the sandboxed judging process left the network, as it reported (for the log)
+    network: str | None = None
 
 
 def judge_custom(
@@ -159,7 +162,11 @@ def _judge_group(
             finally:
                 if who is not None:
                     end_every_process(who)
-        return _answer(answer, nonce, finished)
+        found = _answer(answer, nonce, finished)
+        found.pop("network", None)  # the process's own word is not what the log says
+        if who is not None:
+            found["network"] = entered(folder) or "it did not report entering the sandbox"
+        return found
 
 
 def _merged(parts: list[CustomVerdicts]) -> CustomVerdicts:
@@ -176,7 +183,7 @@ def _merged(parts: list[CustomVerdicts]) -> CustomVerdicts:
         programs=any(part.footprint.programs for part in parts),
         outside=tuple(sorted({p for part in parts for p in part.footprint.outside})),
     )
-    return CustomVerdicts(verdicts, footprint)
+    return CustomVerdicts(verdicts, footprint, first.network)
 
 
 #: what the judging process keeps of the gate's environment: a check judges the outputs
@@ -250,4 +257,5 @@ def _parsed(found: dict[str, Any], tree: Path, imports: Path) -> CustomVerdicts:
         programs=found.get("programs") is True,
         outside=tuple(str(path) for path in found.get("outside") or ()),
     )
-    return CustomVerdicts(verdicts, footprint)
+    network = found.get("network")
+    return CustomVerdicts(verdicts, footprint, network if isinstance(network, str) else None)
