@@ -100,8 +100,8 @@ def measure(count: int) -> dict[str, float]:
         assert (results["cases"], results["passed"]) == (count, floor["passed"]), results
         figures = {"floor": floor_s, "run": run_s, "floor_rss": floor_rss, "rss": run_rss}
         if 1 < count <= 10_000:
-            # `check` runs the suite in a supervised child that produces the outputs, then
-            # judges each one itself (gate.deciding.recheck): its cost, as a ratio to `run`.
+            # A replayed `check` reads the baseline and the recordings, judges each output
+            # once and compares (gate/pipeline/): its cost, as a ratio to `run`.
             argv = [*CASEGATE, "check", "--baseline", "r.json", "--out", "c.json", "--quiet"]
             figures["check"] = best(argv, folder, count)[0]  # best of as many as the run
         return figures
@@ -134,7 +134,7 @@ def main() -> None:
         )
         if "check" in row:
             print(
-                f"{count:>7,} cases, check (supervised run + judging + compare + report): "
+                f"{count:>7,} cases, check (baseline, recordings, judging, compare, report): "
                 f"{row['check']:6.2f} s = {row['check'] / row['run']:.2f}x the run"
                 + (" (goal <= 1.5)" if count == 10_000 else "")
             )

@@ -38,7 +38,7 @@ from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.sandbox import plan as plan_sandbox
 from gate.produce.supervise import run_supervised
 from gate.reporting import report
-from gate.results import RunResults, read_results, write_results
+from gate.results import CaseOutputs, RunResults, read_results, write_results
 from gate.secrets import hide_from_proc, key_variables
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
@@ -270,9 +270,9 @@ def produce_and_judge(
     ruler_cases = ruling.base.case_map if ruling is not None and ruling.base else None
     ruler = ruling.base.loaded if ruling is not None and ruling.base is not None else None
 
-    def judge_custom(candidate: RunResults) -> CustomVerdicts | None:
+    def judge_custom(produced: Sequence[CaseOutputs]) -> CustomVerdicts | None:
         return judgeproc.judge_custom(
-            candidate, cases, imports=imports, tree=tree, sandbox=ground.plan,
+            produced, cases, imports=imports, tree=tree, sandbox=ground.plan,
             environ=environ, ruler_cases=ruler_cases,
         )  # fmt: skip
 
@@ -311,7 +311,7 @@ def produce_and_judge(
             said += child.sandbox_notes
             if candidate.interrupted:
                 return Judged(candidate, None, output, said)
-        custom = judge_custom(candidate)
+        custom = judge_custom(candidate.cases)
         candidate = recheck(
             candidate, loaded, cases, ground.recorded, reference=ground.baseline,
             shards=len(parts) if parts else None,  # a merge holds each shard exactly once

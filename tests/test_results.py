@@ -12,7 +12,7 @@ from gate import secrets
 from gate.cli import main
 from gate.errors import ResultsError
 from gate.files import OutputError
-from gate.results import SCHEMA, read_results, write_results
+from gate.results import SCHEMA, read_carefully, read_fast, read_results, write_results
 from tests.conftest import Project, case
 from tests.factories import result, run
 
@@ -87,6 +87,42 @@ def test_unreadable_content_is_one_clear_error(
     message = problem_of(path)
     assert message.startswith(f"{path}: not a readable results file: ")
     assert problem in message
+
+
+@pytest.mark.parametrize(("where", "lists"), [("config", 99), ("tool call", 93)])
+@pytest.mark.parametrize("over", [0, 1])
+def test_what_the_schema_leaves_open_is_held_to_the_depth_limit(
+    tmp_path: Path, where: str, lists: int, over: int
+) -> None:
+    """The fast read validates from the bytes; it walks what the schema does not fix. The
+    file's root is level 1: a config value sits at level 3, a tool call's argument at 9."""
+    seeded = run([result("a")])
+    deep: object = "x"
+    for _ in range(lists - 1 + over):
+        deep = [deep]
+    if where == "config":
+        seeded.config["extra"] = deep
+    else:
+        seeded.cases[0].outputs[0].tool_calls = [{"name": "f", "arguments": {"a": deep}}]
+    path = tmp_path / "r.json"
+    write_results(seeded, path)
+    raw = path.read_bytes()
+    if over:
+        assert read_fast(raw) is None
+        assert "nested more than 100 levels deep" in problem_of(path)
+    else:  # exactly 100 levels: both reads take it
+        fast = read_fast(raw)
+        assert fast is not None and fast == read_carefully(raw, path)
+
+
+def test_the_fast_read_gives_what_the_careful_one_gives(tmp_path: Path) -> None:
+    seeded = run([result("a"), result("b", "fail", critical=True)])
+    seeded.cases[0].outputs[0].tool_calls = [{"name": "f", "arguments": {"a": [[1, {"b": 2}]]}}]
+    path = tmp_path / "r.json"
+    write_results(seeded, path)
+    raw = path.read_bytes()
+    fast = read_fast(raw)
+    assert fast is not None and fast == read_carefully(raw, path) == seeded
 
 
 def test_a_folder_is_not_a_results_file(tmp_path: Path) -> None:

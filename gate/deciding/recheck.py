@@ -34,7 +34,14 @@ from gate.produce.recordings import RecordingStore, request_key, system_fingerpr
 from gate.produce.run import aggregate
 from gate.produce.services.recorded import Snapshot
 from gate.produce.services.suite import Services, for_snapshot, snapshot_entries
-from gate.results import CaseResult, CheckResult, RunResults, SampleResult, summarise
+from gate.results import (
+    CaseOutputs,
+    CaseResult,
+    CheckResult,
+    RunResults,
+    SampleResult,
+    summarise,
+)
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
@@ -117,7 +124,7 @@ def recheck(
 
 
 def judge_cases(
-    reported: Sequence[CaseResult],
+    reported: Sequence[CaseOutputs],
     loaded: LoadedConfig,
     cases: Sequence[Case],
     recorded: Recorded | None,
@@ -142,7 +149,7 @@ def judge_cases(
 
 
 def _judged_case(
-    result: CaseResult,
+    result: CaseOutputs,
     by_id: dict[str, Case],
     recorded: Recorded | None,
     loaded: LoadedConfig,

@@ -16,7 +16,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from gate.produce.sandbox import (
     read_untrusted,
     request_of,
 )
-from gate.results import RunResults
+from gate.results import CaseOutputs
 from gate.suite.cases import Case
 
 #: the judging process's answer is verdicts and paths: far below this
@@ -68,7 +68,7 @@ class CustomVerdicts:
 
 
 def judge_custom(
-    candidate: RunResults,
+    produced: Iterable[CaseOutputs],
     cases: Sequence[Case],
     *,
     imports: Path,
@@ -87,7 +87,7 @@ def judge_custom(
     """
     by_id = {case.id: case for case in cases}
     items: list[dict[str, Any]] = []
-    for result in candidate.cases:
+    for result in produced:
         case = by_id.get(result.id)
         if case is None or "check" not in case.expect:
             continue

@@ -29,12 +29,12 @@ from gate.judging.judgeproc import CustomVerdicts
 from gate.produce.answers import Answer, missing_message, samples_for
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
 from gate.produce.run import aggregate, judge_sample, make_grader, raise_missing_judgements
-from gate.results import CaseResult, RunResults, summarise
+from gate.results import CaseResult, Produced, RunResults, summarise
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
 
 #: the custom checks' judging process, given the outputs to judge
-CustomJudge = Callable[[RunResults], CustomVerdicts | None]
+CustomJudge = Callable[[Sequence[Produced]], CustomVerdicts | None]
 
 
 def replayed_candidate(
@@ -54,7 +54,7 @@ def replayed_candidate(
     grader = make_grader(loaded, cases, "replay", store, reuse_recorded=False)
     answers = _recorded_answers(loaded, cases, recorded, store)
     ordered = sorted(cases, key=lambda case: case.id)
-    produced: list[CaseResult] = []
+    produced: list[Produced] = []
     with heap.bulk():  # every sample, kept to the end
         for case in ordered:
             # Only the judge here: the rest are judged with the ruler's schemas and prices.
@@ -63,8 +63,16 @@ def replayed_candidate(
                 judge_sample(case, number, answer, loaded, grader, judges=judges)
                 for number, answer in enumerate(answers[case.id])
             ]
-            produced.append(aggregate(case, samples, _threshold(case, loaded)))
+            produced.append(Produced(case.id, samples))
     raise_missing_judgements(grader, store)
+    custom = judge_custom(produced)
+    judged = _stopped(
+        judge_cases(produced, loaded, cases, recorded, custom=custom, ruler=ruler),
+        cases,
+        loaded,
+        reference,
+        store,
+    )
     candidate = RunResults(
         suite=loaded.config.suite,
         system=loaded.config.system.name,
@@ -75,13 +83,9 @@ def replayed_candidate(
         mode="replay",
         overrides=loaded.overrides,
         selection=dict(selection) if selection is not None else None,
-        summary=summarise(produced),
-        cases=produced,
+        summary=summarise(judged),
+        cases=judged,
     )
-    custom = judge_custom(candidate)
-    judged = judge_cases(produced, loaded, cases, recorded, custom=custom, ruler=ruler)
-    candidate.cases = _stopped(judged, cases, loaded, reference, store)
-    candidate.summary = summarise(candidate.cases)
     return candidate, custom
 
 
