@@ -478,7 +478,7 @@ def ok(text, case):
 
 
 def test_code_in_the_run_cannot_forge_a_similarity_pass(project: Project) -> None:
-    from gate.ci import check
+    from gate.pipeline.check import check
 
     module = f"embedder_{project.module}"
     python_embedding_project(project, module)

@@ -47,10 +47,10 @@ def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
 def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     """Compare and judge two files on disk: measured alike (or accepted as not) over the
     cases the candidate ran (gate.deciding.alike)."""
-    from gate.ci import with_judge_lines
     from gate.deciding import alike
     from gate.deciding.compare import compare
     from gate.deciding.rules import decide
+    from gate.pipeline.check import with_judge_lines
     from gate.results import read_results
 
     whole = read_results(args.baseline)

@@ -153,18 +153,18 @@ def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
 def cmd_check(args: argparse.Namespace) -> int:
     import tempfile
 
-    from gate import ci
+    from gate.pipeline import check as pipeline
     from gate.reporting import report
     from gate.reporting.junit import write_junit
 
     loaded, cases = load(args)
     with tempfile.TemporaryDirectory(prefix="casegate-base-") as scratch:
         ruling = _local_ruling(args, Path(scratch)) if args.base else None
-        outcome = ci.check(
+        outcome = pipeline.check(
             loaded,
             cases,
-            baseline_path=ci.baseline_for(loaded, args.baseline),
-            mode=args.mode or ci.ruled_mode(loaded, ruling),
+            baseline_path=pipeline.baseline_for(loaded, args.baseline),
+            mode=args.mode or pipeline.ruled_mode(loaded, ruling),
             out=args.out or _default_out(loaded.config.suite),
             report_path=args.report,
             show_progress=not args.quiet,

@@ -265,22 +265,24 @@ def run_check(
     cwd: Path,
     workspace: Path,
 ) -> int:
-    from gate import ci
     from gate.github.api import CommentError, GitHub, marker_for
+    from gate.pipeline import check as pipeline
     from gate.reporting import report
 
     suite = loaded.config.suite
     out_dir = work_folder(cwd / ".casegate")
-    baseline_path = ci.baseline_for(loaded, Path(inputs.baseline) if inputs.baseline else None)
+    baseline_path = pipeline.baseline_for(
+        loaded, Path(inputs.baseline) if inputs.baseline else None
+    )
     pull = event.get("pull_request") if event_name == "pull_request" else None
     ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
     if ruling is not None and inputs.mode is None:
-        mode = ci.ruled_mode(loaded, ruling)  # how outputs are made is not the PR's to say
+        mode = pipeline.ruled_mode(loaded, ruling)  # how outputs are made is not the PR's to say
     marker = marker_for(suite)
     shard = Shard.parse(inputs.shard) if inputs.shard else None
     cases = select(cases, Selection(shard=shard))
     results_name = f"{suite}-part-{shard.index}-of-{shard.count}" if shard else f"{suite}-results"
-    outcome = ci.check(
+    outcome = pipeline.check(
         loaded,
         cases,
         baseline_path=baseline_path,

@@ -24,12 +24,12 @@ from gate.reporting.markup import cell
 def run_baseline(
     loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str], sandbox: str = "require"
 ) -> int:
-    from gate.ci import sandbox_plan
     from gate.cli.running import refuse_errored_baseline, warn_failing_critical
     from gate.files import write_bytes
     from gate.history.commands import add_run, default_commit
     from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
+    from gate.pipeline.check import sandbox_plan
     from gate.produce.supervise import run_supervised
     from gate.reporting.terminal import run_summary
     from gate.results import write_results

@@ -1,5 +1,16 @@
-"""The one-shot CI check — run, compare with the baseline, gate, report — shared by
-`casegate check` and the GitHub Action."""
+"""`casegate check` and the GitHub Action's check, as a pipeline of stages:
+
+    read_ground        the baseline, the rule and everything else the candidate is held
+                       to, read before any of the suite's code runs         -> Ground
+    produce_and_judge  the outputs (from the recordings in replay, else a supervised
+                       run), each judged once by this process                -> Judged
+    compared           case by case against the baseline, built whole       -> Comparison
+    decided            the written rule, with the judge's standing          -> Verdict
+    markdown_report    what the pull request's comment says                 -> str
+
+Each stage is a function taking what the stages before it built; `check` calls them in
+order. The CLI and the Action call `check`.
+"""
 
 from __future__ import annotations
 
