@@ -143,7 +143,7 @@ def end_to_end(repeats: int) -> None:
     import json
     import tempfile
 
-    from gate.produce.run import execute
+    from gate.pipeline.run import execute
     from gate.results import write_results
     from gate.suite.cases import load_cases
     from gate.suite.config import load_config

@@ -3,7 +3,7 @@
 Every decision below is casegate's own: `compare` and `decide` for the verdict,
 `replayed_rounds` for the rounds of `samples: auto`, `baseline_samples` for a
 baseline refreshed under auto, and the confirmation helpers of
-gate.deciding.noise.confirm for confirmation reruns.
+gate.pipeline.confirm for confirmation reruns.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from gate.deciding.compare import compare
 from gate.deciding.noise.adaptive import baseline_samples, references, replayed_rounds
-from gate.deciding.noise.confirm import confirmed_cases, suite_confirmed
 from gate.deciding.noise.runspread import spread_between_runs
 from gate.deciding.rules import decide
 from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis
+from gate.pipeline.confirm import confirmed_cases, suite_confirmed
 from gate.results import CaseResult, RunResults, SampleResult, summarise
 from gate.suite.config import AdaptiveConfig, GateConfig
 

@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stats_scenarios import SCENARIOS, Scenario, trial
-from gate.deciding.noise.stats import binomial_upper
+from gate.stats import binomial_upper
 
 
 def clopper_pearson(hits: int, trials: int) -> tuple[float, float]:

@@ -103,7 +103,7 @@ def test_without_a_runnable_baseline_the_candidate_is_rerun_alone(project: Proje
 
 
 def test_a_suite_level_drop_is_confirmed_only_on_fresh_samples() -> None:
-    from gate.deciding.noise.confirm import confirmed_cases, suite_confirmed
+    from gate.pipeline.confirm import confirmed_cases, suite_confirmed
     from gate.suite.config import GateConfig
     from tests.factories import sampled
 

@@ -111,36 +111,9 @@ KNOWN_CLIMBS: set[tuple[str, str]] = {
     ("gate.suite.cases", "gate.judging.checks"),
     ("gate.suite.defaults", "gate.judging"),
     ("gate.suite.defaults", "gate.judging.checks"),
-    # The run still judges each sample, and `samples: auto` plans its rounds from the
-    # verdicts. Paid by judging once, in the gate (issue 21, "judge once").
-    ("gate.produce.run", "gate.deciding.noise"),
-    ("gate.produce.run", "gate.deciding.noise.adaptive"),
-    ("gate.produce.run", "gate.deciding.noise.stats"),
-    ("gate.produce.run", "gate.judging"),
-    ("gate.produce.run", "gate.judging.checks"),
-    ("gate.produce.run", "gate.judging.judge"),
-    ("gate.produce.services.suite", "gate.judging"),
-    ("gate.produce.services.suite", "gate.judging.checks"),
-    # Commands living beside what they command: `casegate recordings …` and `casegate batch …`.
-    # Paid by moving the command halves up to the entry layer.
-    ("gate.produce.housekeeping", "gate.judging.calibration"),
-    ("gate.produce.housekeeping", "gate.judging.checks"),
-    ("gate.produce.housekeeping", "gate.judging.checks.graded"),
-    ("gate.produce.housekeeping", "gate.judging.judge"),
-    ("gate.produce.batch.commands", "gate.holdout.scoring"),
-    ("gate.produce.batch.commands", "gate.judging"),
-    ("gate.produce.batch.commands", "gate.judging.pairwise"),
-    ("gate.produce.batch.commands", "gate.reporting.terminal"),
-    # The holdout slice, history and recording age are woven into the comparison, the ruler
-    # and the report. Paid by making them stage inputs of the pipeline.
-    ("gate.deciding.compare", "gate.drift"),
-    ("gate.deciding.compare", "gate.drift.age"),
-    ("gate.deciding.compare", "gate.holdout.outcome"),
-    ("gate.deciding.compare", "gate.holdout.verdicts"),
+    # The ruler reads the held-out slice's and the history's files to say what changed.
     ("gate.deciding.rulerdiff", "gate.history.integrity"),
     ("gate.deciding.rulerdiff", "gate.holdout.rulerdiff"),
-    ("gate.deciding.rules", "gate.holdout.rule"),
-    ("gate.reporting.sections", "gate.holdout.outcome"),
 }
 
 

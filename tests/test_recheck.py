@@ -175,7 +175,7 @@ def test_check_calls_each_custom_check_once_per_sample(project: Project) -> None
 
 
 def test_the_run_under_check_leaves_the_verdicts_to_the_gate(recorded: Project) -> None:
-    from gate.produce.run import LEFT_TO_GATE
+    from gate.judging.sample import LEFT_TO_GATE
     from gate.produce.supervise import run_supervised
 
     child = run_supervised(
@@ -200,7 +200,7 @@ def test_the_run_under_check_leaves_the_verdicts_to_the_gate(recorded: Project) 
 
 
 SAYS_PASS = """
-import gate.produce.run as run
+import gate.pipeline.run as run
 from gate.results import SampleResult
 
 def _pass(case, sample, answer, *args, **kwargs):

@@ -335,7 +335,7 @@ def guard():
     os._exit(0)
 
 
-if "gate.produce.worker" in " ".join(sys.argv) or sys.argv[0].endswith("worker.py"):
+if "gate.pipeline.worker" in " ".join(sys.argv) or sys.argv[0].endswith("worker.py"):
     if os.fork() == 0:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gate.errors import MissingRecordingError
-from gate.produce.run import execute
+from gate.pipeline.run import execute
 from gate.results import RunResults, read_results, write_results
 from gate.suite.cases import load_cases, resolve_case_paths
 from gate.suite.config import load_config

@@ -1,6 +1,6 @@
 """The shift between runs, estimated from trusted repeated runs and allowed for by every
 case's test: gate.deciding.noise.runshift.RunSpread, gate.history.spread and the test that
-averages Fisher's over a shift (gate.deciding.noise.stats.shifted_fisher_lower)."""
+averages Fisher's over a shift (gate.stats.shifted_fisher_lower)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from scipy import stats as scipy_stats
 
 from gate.deciding.noise.analysis import analyse
 from gate.deciding.noise.runspread import RunSpread, log_likelihood, spread_between_runs
-from gate.deciding.noise.stats import shifted_fisher_lower
 from gate.deciding.rules import decide
 from gate.history.records import HistoryRecord
 from gate.history.spread import runs_of
 from gate.reporting.sections import suite_line
 from gate.results import CaseResult, RunResults, summarise
+from gate.stats import shifted_fisher_lower
 from gate.suite.config import GateConfig
 from tests.factories import run, sampled
 

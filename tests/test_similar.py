@@ -23,12 +23,12 @@ from gate.deciding import basetree, rulerdiff, rulerside
 from gate.deciding.recheck import recheck, snapshot
 from gate.judging import checks
 from gate.judging.checks.similar import figure
+from gate.judging.sample import judge_sample
+from gate.judging.services import Services
 from gate.outputs import Output
 from gate.produce.answers import Answer
-from gate.produce.run import judge_sample
 from gate.produce.services.embeddings import Embedder, as_float32, cosine
 from gate.produce.services.recorded import Snapshot
-from gate.produce.services.suite import Services
 from gate.results import read_results
 from gate.suite.project import load_project
 from tests.conftest import OPENAI_KEY, Project, case

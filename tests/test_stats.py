@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from gate.deciding.noise.stats import (
+from gate.stats import (
     binomial_lower,
     binomial_upper,
     boschloo_lower,

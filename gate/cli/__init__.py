@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gate import __version__, importers
+from gate.cli import recordings
 from gate.cli.comparing import _silence_stdout, cmd_compare, cmd_gate
 from gate.cli.running import (
     cmd_baseline,
@@ -25,7 +26,6 @@ from gate.drift import command as drift
 from gate.errors import CasegateError, link_loop
 from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
-from gate.produce import housekeeping
 from gate.produce.batch import parser as batch_parser
 from gate.reporting import show
 from gate.secrets import redact
@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     baseline.set_defaults(handler=cmd_baseline)
 
     starter.add_parser(commands)
-    housekeeping.add_parser(commands)
+    recordings.add_parser(commands)
     show.add_parser(commands)
     drift.add_parser(commands)
     importers.add_parser(commands)

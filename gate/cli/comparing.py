@@ -50,6 +50,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     from gate.deciding import alike
     from gate.deciding.compare import compare
     from gate.deciding.rules import decide
+    from gate.drift.age import replay_warnings
     from gate.pipeline.check import with_judge_lines
     from gate.results import read_results
 
@@ -65,6 +66,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         pairwise=_replayed_pairs(args, baseline, candidate),
         holdout=_held_out(args, baseline, candidate),
         run_spread=_run_spread(args, baseline, candidate),
+        recording_warnings=replay_warnings(candidate),
     )
     allowed = args.allow_config_change
     found = alike.differences(whole, candidate, comparison)

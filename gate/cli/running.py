@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
     from gate.judging import pairwise
-    from gate.produce.run import execute
+    from gate.pipeline.run import execute
 
     loaded, cases = load(args)
     mode = args.mode or loaded.config.mode
@@ -369,7 +369,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def import_python_target(loaded: LoadedConfig) -> None:
     """`validate`: import a python system's target, blaming the config's line on failure."""
     from gate.errors import ConfigError, located
-    from gate.produce.services.suite import import_targets
+    from gate.judging.services import import_targets
     from gate.suite import usercode
     from gate.yamlfile import line_of, load_yaml_file
 
@@ -386,8 +386,9 @@ def import_python_target(loaded: LoadedConfig) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from gate.judging.live import preflight
+    from gate.judging.sample import make_grader, prepare_user_checks
     from gate.produce.recordings import RecordingStore
-    from gate.produce.run import make_grader, preflight, prepare_user_checks
     from gate.suite.cases import unsourced
 
     loaded, cases = load(args)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from gate.deciding.heldout import HoldoutComparison
 from gate.deciding.noise import analysis
 from gate.deciding.noise.analysis import NoiseAnalysis
 from gate.deciding.noise.clusters import clusters_of
@@ -19,10 +20,7 @@ from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.sampling import Sampling, sampling_of
-from gate.drift import age as recordingage
 from gate.errors import ResultsError
-from gate.holdout.outcome import HoldoutComparison
-from gate.holdout.verdicts import compare_runs
 from gate.judging.judge import JudgePin
 from gate.judging.pairs import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults, missing_cost_reason
@@ -275,6 +273,7 @@ def compare(
     pairwise: PairwiseAnalysis | None = None,
     holdout: HoldoutComparison | None = None,
     run_spread: RunSpread | None = None,
+    recording_warnings: Sequence[str] = (),
 ) -> Comparison:
     """Pair cases by id and sort them into the comparison's lists.
 
@@ -282,9 +281,10 @@ def compare(
     samples they come from significance tests (gate.deciding.noise.analysis) under `rule`.
     The stage inputs found before the comparison come in whole: the base's `ruler`
     review, why the baseline may be stale (`warnings`), the judged `pairwise` record, and
-    the held-out slice compared case by case (`holdout`; without the key, its aggregates),
-    and how far cases move between repeated trusted runs (`run_spread`, from the base's
-    history: gate.history.spread).
+    the held-out slice compared (`holdout`: gate.holdout.verdicts.compare_runs, case by
+    case with the key, else its aggregates), how far cases move between repeated trusted
+    runs (`run_spread`, from the base's history: gate.history.spread), and the recordings
+    replayed past their age limit (`recording_warnings`: gate.drift.age.replay_warnings).
     """
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.interrupted:
@@ -368,9 +368,8 @@ def compare(
         ruler=ruler,
         warnings=list(warnings),
         pairwise=pairwise,
-        recording_warnings=recordingage.replay_warnings(candidate),
-        # Aggregates only, unless the caller holding the slice's key compared it case by case.
-        holdout=holdout if holdout is not None else compare_runs(baseline, candidate, None),
+        recording_warnings=list(recording_warnings),
+        holdout=holdout,
         candidate_looks=looks,
         sampling=sampling_of(baseline, candidate),
     )

@@ -27,13 +27,13 @@ from gate.deciding.noise import adaptive
 from gate.errors import CasegateError, MissingRecordingError, SystemCallError
 from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
+from gate.judging.sample import aggregate
+from gate.judging.services import Services, for_snapshot, snapshot_entries
 from gate.outputs import Output, ToolCall
 from gate.produce.answers import samples_for
 from gate.produce.batch.cost import price_key
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
-from gate.produce.run import aggregate
 from gate.produce.services.recorded import Snapshot
-from gate.produce.services.suite import Services, for_snapshot, snapshot_entries
 from gate.results import (
     CaseOutputs,
     CaseResult,

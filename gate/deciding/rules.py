@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gate.deciding.compare import Comparison, rate_dropped
+from gate.deciding.heldoutrule import holdout_rule
 from gate.deciding.noise import level
 from gate.deciding.noise.analysis import NoiseAnalysis, verdicts
-from gate.deciding.noise.stats import binomial_upper, clopper_pearson_lower
 from gate.deciding.undecided import inconclusive_note
-from gate.holdout.rule import holdout_rule
 from gate.results import EPSILON, CaseResult, summarise
+from gate.stats import binomial_upper, clopper_pearson_lower
 from gate.suite.config import GateConfig
 
 Decision = Literal["ship", "block", "inconclusive"]

@@ -8,8 +8,8 @@ few units to test, and by `on_inconclusive` for a drop beyond the margin not rul
 from __future__ import annotations
 
 from gate.deciding.noise.analysis import NoiseAnalysis
-from gate.deciding.noise.stats import samples_to_decide
 from gate.results import EPSILON
+from gate.stats import samples_to_decide
 from gate.suite.config import GateConfig
 
 

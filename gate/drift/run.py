@@ -31,12 +31,13 @@ from gate.drift.report import (
     build,
 )
 from gate.errors import CasegateError
+from gate.judging.live import start_live
+from gate.judging.sample import aggregate, judge_sample, make_grader, prepare_user_checks
+from gate.judging.services import build as build_services
 from gate.outputs import Output, ToolCall
 from gate.produce.answers import Answer, Request, ask, call_live, requests_for, samples_for
 from gate.produce.progress import Progress
 from gate.produce.recordings import RecordingStore, system_fingerprint
-from gate.produce.run import aggregate, judge_sample, make_grader, prepare_user_checks, start_live
-from gate.produce.services.suite import build as build_services
 from gate.reporting.diffs import diff_texts
 from gate.results import CaseResult, SampleResult
 from gate.suite.cases import Case

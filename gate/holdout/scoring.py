@@ -40,11 +40,12 @@ from gate.holdout.store import (
 )
 from gate.holdout.verdicts import previous_reads, seal_verdicts
 from gate.judging import checks
+from gate.judging.live import preflight, start_live
+from gate.judging.sample import aggregate, judge_sample, make_grader
+from gate.judging.services import build as build_services
 from gate.produce.answers import Answer, Request, answer_for, call_live
 from gate.produce.progress import Progress
 from gate.produce.recordings import request_key, system_fingerprint
-from gate.produce.run import aggregate, judge_sample, make_grader, preflight, start_live
-from gate.produce.services.suite import build as build_services
 from gate.results import CaseResult, HoldoutSummary, RunResults, SampleResult, read_results
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gate.deciding.heldout import HoldoutComparison
 from gate.holdout.keys import DEFAULT_KEY_ENV, HoldoutError, HoldoutKey
-from gate.holdout.outcome import HoldoutComparison
 from gate.holdout.sealed import seal_text, unseal_text
 from gate.results import CaseResult, RunResults
 

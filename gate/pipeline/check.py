@@ -24,7 +24,6 @@ from pathlib import Path
 
 from gate import __version__
 from gate.deciding.compare import Comparison, compare
-from gate.deciding.noise.confirm import confirm
 from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.recheck import Recorded, recheck, snapshot
 from gate.deciding.ruler import Ruling, restate
@@ -33,6 +32,7 @@ from gate.deciding.rules import Verdict, decide
 from gate.deciding.staleness import baseline_warnings, overridden_keys
 from gate.deciding.treediff import footprint_changes
 from gate.drift import replayed
+from gate.drift.age import replay_warnings
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
 from gate.history.report import trusted_notes
@@ -43,6 +43,7 @@ from gate.judging import judgeproc, pairwise
 from gate.judging.calibration import judge_lines, read_calibration
 from gate.judging.judgeproc import CustomVerdicts
 from gate.outputs import Output
+from gate.pipeline.confirm import confirm
 from gate.pipeline.replay import replayed_candidate
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
@@ -361,12 +362,12 @@ def compared(
         pairwise=pairwise.for_check(
             loaded, cases, ruling, ground.baseline, candidate, mode, ground.pair_verdicts
         ),
-        holdout=(
-            compare_runs(ground.baseline, candidate, held_out.key)
-            if held_out is not None and held_out.key is not None
-            else None
+        # Case by case with the slice's key, else its aggregates.
+        holdout=compare_runs(
+            ground.baseline, candidate, held_out.key if held_out is not None else None
         ),
         run_spread=ground.run_spread,
+        recording_warnings=replay_warnings(candidate),
     )
     # The base commit's history under a ruling: the pull request's copy is its own claim.
     return dataclasses.replace(

@@ -26,9 +26,9 @@ from gate.deciding.recheck import Recorded, judge_cases
 from gate.errors import MissingRecordingError
 from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
+from gate.judging.sample import aggregate, judge_sample, make_grader, raise_missing_judgements
 from gate.produce.answers import Answer, missing_message, samples_for
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
-from gate.produce.run import aggregate, judge_sample, make_grader, raise_missing_judgements
 from gate.results import CaseResult, Produced, RunResults, summarise
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig

@@ -1,4 +1,4 @@
-"""A run's requests and their answers (gate.produce.run judges them): one request per sample
+"""A run's requests and their answers (gate.pipeline.run judges them): one request per sample
 of a case, answered from the recordings in replay, or by one call to the system, stored as it
 arrives when recording."""
 

@@ -112,7 +112,7 @@ def run_supervised(
     before it imports the suite's code (gate.produce.sandbox), writes only a folder of its own,
     and every process it leaves is ended before its files are read, as untrusted data.
     With `gate_judges` (`casegate check`, whose gate judges every output itself) the child
-    judges only what the gate cannot (gate.produce.run.execute).
+    judges only what the gate cannot (gate.pipeline.run.execute).
 
     Raises IncompleteRun when the child ended early or wrote less than `expected`,
     and the child's own CasegateError problems when it refused to run.
@@ -149,7 +149,7 @@ def run_supervised(
             "tags": list(chosen.tags),
             "shard": str(chosen.shard or "") or None,
             "sandbox": request_of(sandbox, folder) if sandbox is not None else None,
-            # a baseline: `samples: auto` samples every case at a fixed count (gate.produce.run)
+            # a baseline: `samples: auto` samples every case at a fixed count (gate.pipeline.run)
             "estimate": estimate,
             "gate_judges": gate_judges,
         }
@@ -158,7 +158,7 @@ def run_supervised(
             sys.executable,
             *_interpreter_flags(),
             "-m",
-            "gate.produce.worker",
+            "gate.pipeline.worker",
             str(request_path),
         ]
         env = child_environment(environ, withhold)

@@ -5,11 +5,11 @@ pairwise judge, the held-out slice, a stale baseline and old recordings.
 from __future__ import annotations
 
 from gate.deciding.compare import Comparison
+from gate.deciding.heldout import HoldoutComparison
 from gate.deciding.noise.analysis import SHOWN_DESIGN_EFFECT, NoiseAnalysis
 from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerChange, RulerReview
 from gate.deciding.sampling import SINGLE_SAMPLE
-from gate.holdout.outcome import HoldoutComparison
 from gate.judging.pairs import CasePairs, PairwiseAnalysis
 from gate.reporting.markup import ROWS_PER_TABLE, cell, code, table, truncate
 from gate.results import CaseResult

@@ -37,8 +37,8 @@ from gate.deciding.noise.analysis import (
     verdicts,
 )
 from gate.deciding.noise.clusters import clusters_of
-from gate.deciding.noise.stats import fisher_lower, wilson
 from gate.results import RunResults
+from gate.stats import fisher_lower, wilson
 from gate.suite.config import BASELINE_FACTOR, AdaptiveConfig, GateConfig
 from gate.suite.defaults import MAX_SAMPLES
 

@@ -35,7 +35,8 @@ from gate.deciding.noise import level
 from gate.deciding.noise.beside import spread_beside
 from gate.deciding.noise.runshift import cluster_key, estimate
 from gate.deciding.noise.runspread import RunSpread
-from gate.deciding.noise.stats import (
+from gate.results import EPSILON, CaseResult
+from gate.stats import (
     MeanChange,
     boschloo_lower,
     fisher_lower,
@@ -45,7 +46,6 @@ from gate.deciding.noise.stats import (
     sign_flip_lower,
     wilson,
 )
-from gate.results import EPSILON, CaseResult
 from gate.suite.config import AdaptiveConfig, GateConfig
 
 #: the report names the design effect of the clusters from this ratio up
@@ -210,7 +210,7 @@ def case_test(
     moving (even improving) another family, which widened the estimated spread (an
     independent attack shipped a 0.95 → 0.3 drop 96% of the time). A shift between runs
     is told from a regression by repeated runs on the base (the history) or a rerun on
-    fresh samples (gate.deciding.noise.confirm), never by the run under judgement.
+    fresh samples (gate.pipeline.confirm), never by the run under judgement.
     """
     test: Test = fisher_lower
     if spread > 0:

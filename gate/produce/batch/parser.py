@@ -1,4 +1,4 @@
-"""`casegate batch …`: the argument parser (the commands, gate.produce.batch.commands, load
+"""`casegate batch …`: the argument parser (the commands, gate.cli.batch, load
 only when one runs, so `casegate --version` stays quick)."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--out", type=Path, help="results file (default: .casegate/SUITE-results.json)"
     )
     resume.add_argument("--quiet", action="store_true", help="no summary and no progress")
-    resume.set_defaults(handler=options.deferred("gate.produce.batch.commands", "cmd_resume"))
+    resume.set_defaults(handler=options.deferred("gate.cli.batch", "cmd_resume"))
 
     listing = actions.add_parser("list", help="the batches submitted for this config")
     options.config_option(listing)
-    listing.set_defaults(handler=options.deferred("gate.produce.batch.commands", "cmd_list"))
+    listing.set_defaults(handler=options.deferred("gate.cli.batch", "cmd_list"))

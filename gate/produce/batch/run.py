@@ -1,4 +1,4 @@
-"""A run's planned requests answered by one provider batch (called from gate.produce.run).
+"""A run's planned requests answered by one provider batch (called from gate.pipeline.run).
 
 Submit once, keep what was submitted on disk, wait, map each result back to its
 request, store what record mode stores, and score. A run that finds a pending

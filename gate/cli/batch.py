@@ -51,7 +51,7 @@ def mismatch(batch: state.BatchState, loaded: LoadedConfig) -> list[str]:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from gate.judging import pairwise
-    from gate.produce.run import execute
+    from gate.pipeline.run import execute
     from gate.reporting.terminal import run_summary
     from gate.results import ensure_replaceable, write_results
     from gate.suite.project import load_project  # the command line's loader: warnings, `cases: .`

@@ -63,9 +63,9 @@ class Usage:
         from gate.judging.checks import uses_judge
         from gate.judging.checks.graded import pairwise_rubric
         from gate.judging.judge import judge_input
+        from gate.judging.services import used_keys
         from gate.produce.answers import requests_for, samples_for
         from gate.produce.recordings import request_key
-        from gate.produce.services.suite import used_keys
 
         # A baseline replays more samples than a run: keep every one it is estimated from.
         fixed = samples_for(case, self.loaded)

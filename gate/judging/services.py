@@ -1,6 +1,6 @@
 """The services a selection of cases uses, built for a run or over a snapshot.
 
-`build` is called beside the judge's `make_grader` in gate.produce.run; `for_snapshot` by
+`build` is called beside the judge's `make_grader` in gate.pipeline.run; `for_snapshot` by
 gate.deciding.recheck in the gate's own process; `used_keys` by `casegate recordings prune`.
 """
 

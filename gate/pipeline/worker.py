@@ -1,4 +1,4 @@
-"""The supervised run: `python -m gate.produce.worker REQUEST.json`, started by
+"""The supervised run: `python -m gate.pipeline.worker REQUEST.json`, started by
 gate.produce.supervise.
 
 This process imports the user's code (python targets, custom checks), so it
@@ -20,8 +20,8 @@ EXIT_INTERRUPTED = 130
 
 def main(argv: list[str]) -> int:
     from gate.errors import CasegateError
+    from gate.pipeline.run import execute
     from gate.produce.answers import samples_for
-    from gate.produce.run import execute
     from gate.results import read_results, write_results
     from gate.suite.project import load_project
     from gate.suite.select import Selection

@@ -9,7 +9,7 @@ want of the key (a fork's pull request) never does: that is a notice.
 from __future__ import annotations
 
 from gate.deciding.compare import rate_dropped
-from gate.holdout.outcome import HoldoutComparison
+from gate.deciding.heldout import HoldoutComparison
 
 
 def holdout_rule(

@@ -21,7 +21,7 @@ from gate.deciding.noise import level
 from gate.deciding.noise.analysis import Confirmation, case_test, significant, suite_test
 from gate.deciding.noise.clusters import clusters_of
 from gate.errors import CasegateError
-from gate.produce.run import execute
+from gate.pipeline.run import execute
 from gate.results import EPSILON, CaseResult, RunResults
 from gate.suite.cases import Case
 from gate.suite.config import Config, GateConfig, LoadedConfig
