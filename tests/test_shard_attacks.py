@@ -527,11 +527,11 @@ def test_a_part_from_a_whole_run_in_the_parts_folder_is_refused(runner: Runner) 
     assert "not a shard's results" in finished.stdout
 
 
-def test_the_sharded_action_blocks_on_the_committed_candidate(runner: Runner) -> None:
+@pytest.mark.parametrize("count", [4, 7])
+def test_the_sharded_action_blocks_on_the_committed_candidate(runner: Runner, count: int) -> None:
     """Sanity: the example's 3 critical regressions block over 4 and over 7 shards too."""
-    for count in (4, 7):
-        folder = runner.workspace / f"casegate-parts-{count}"
-        run_shards(runner, count, folder)
-        finished = runner.run(parts=folder.name)
-        assert finished.returncode == 1, finished.stdout
-        assert runner.outputs()["critical-regressions"] == "3"
+    folder = runner.workspace / f"casegate-parts-{count}"
+    run_shards(runner, count, folder)
+    finished = runner.run(parts=folder.name)
+    assert finished.returncode == 1, finished.stdout
+    assert runner.outputs()["critical-regressions"] == "3"
