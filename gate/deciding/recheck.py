@@ -44,7 +44,7 @@ from gate.results import (
 )
 from gate.secrets import redact
 from gate.suite.cases import Case
-from gate.suite.config import LoadedConfig, Mode
+from gate.suite.config import Config, LoadedConfig, Mode
 from gate.suite.shard import shard_of
 
 #: checks this process does not evaluate: custom checks (their own judging process,
@@ -117,7 +117,9 @@ def recheck(
     or looser schemas never pass a case).
     """
     rebuilt = judge_cases(candidate.cases, loaded, cases, recorded, custom=custom, ruler=ruler)
-    _require_adaptive_rounds(rebuilt, {case.id: case for case in cases}, loaded, reference, shards)
+    _require_adaptive_rounds(
+        rebuilt, {case.id: case for case in cases}, loaded, reference, shards, ruler
+    )
     candidate.cases = rebuilt
     candidate.summary = summarise(rebuilt)
     return candidate
@@ -223,8 +225,10 @@ def _require_adaptive_rounds(
     loaded: LoadedConfig,
     reference: RunResults | None,
     shards: int | None,
+    ruler: LoadedConfig | None,
 ) -> None:
-    """`samples: auto` cases stopped where the rounds, run again here, stop them."""
+    """`samples: auto` cases stopped where the rounds, run again here, stop them: under
+    the ruler's rule and adaptive settings (`rounds_config`)."""
     adaptive_cases = [r for r in rebuilt if samples_for(by_id[r.id], loaded) is None]
     if not adaptive_cases:
         return
@@ -233,7 +237,7 @@ def _require_adaptive_rounds(
         group = shard_of(result.id, shards) if shards else 0
         groups.setdefault(group, {})[result.id] = [o.status == "pass" for o in result.outputs]
     refs = adaptive.references(reference)
-    config = loaded.config
+    config = rounds_config(loaded, ruler)
     for outcomes in groups.values():
         drawn = adaptive.replayed_rounds(outcomes, refs, config.adaptive, config.gate)
         for case_id, verdicts in outcomes.items():
@@ -243,6 +247,24 @@ def _require_adaptive_rounds(
                     f"`samples: auto` draws {drawn[case_id]} given its verdicts: its results "
                     "cannot be trusted"
                 )
+
+
+def rounds_config(loaded: LoadedConfig, ruler: LoadedConfig | None) -> Config:
+    """Whose rule and adaptive settings decide where `samples: auto` rounds stop: the
+    ruler's. A pull request that raised `gate.alpha` (which the ruler lists as tightening)
+    would otherwise stop a dropping critical case at its first look, with too few samples
+    for the base's rule to see the drop."""
+    return (ruler or loaded).config
+
+
+def costed(reported: Sequence[CaseOutputs], ruler: LoadedConfig | None) -> None:
+    """Each sample costed at the ruler's prices (`ruled_cost`), in place: done before the
+    custom checks see the samples, which must judge the cost the built-in checks judge."""
+    if ruler is None:
+        return
+    for result in reported:
+        for sample in result.outputs:
+            sample.cost_usd = ruled_cost(sample, ruler)
 
 
 def _judge_again(

@@ -25,7 +25,7 @@ from pathlib import Path
 from gate import __version__
 from gate.deciding.compare import Comparison, compare
 from gate.deciding.noise.runspread import RunSpread
-from gate.deciding.recheck import Recorded, recheck, snapshot
+from gate.deciding.recheck import Recorded, costed, recheck, snapshot
 from gate.deciding.ruler import Ruling, restate
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.rules import Verdict, decide
@@ -323,6 +323,7 @@ def produce_and_judge(
             said += child.sandbox_notes
             if candidate.interrupted:
                 return Judged(candidate, None, output, said)
+        costed(candidate.cases, ruler)  # the custom checks judge the ruler's cost
         custom = judge_custom(candidate.cases)
         candidate = recheck(
             candidate, loaded, cases, ground.recorded, reference=ground.baseline,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from gate import __version__, heap
 from gate.deciding.noise import adaptive
-from gate.deciding.recheck import Recorded, judge_cases
+from gate.deciding.recheck import Recorded, costed, judge_cases, rounds_config
 from gate.errors import MissingRecordingError
 from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
@@ -65,6 +65,7 @@ def replayed_candidate(
             ]
             produced.append(Produced(case.id, samples))
     raise_missing_judgements(grader, store)
+    costed(produced, ruler)  # the custom checks judge the cost the built-in ones judge
     custom = judge_custom(produced)
     judged = _stopped(
         judge_cases(produced, loaded, cases, recorded, custom=custom, ruler=ruler),
@@ -72,6 +73,7 @@ def replayed_candidate(
         loaded,
         reference,
         store,
+        ruler,
     )
     candidate = RunResults(
         suite=loaded.config.suite,
@@ -134,8 +136,10 @@ def _stopped(
     loaded: LoadedConfig,
     reference: RunResults | None,
     store: RecordingStore,
+    ruler: LoadedConfig | None,
 ) -> list[CaseResult]:
-    """`samples: auto` cases cut to the samples their rounds draw, given these verdicts."""
+    """`samples: auto` cases cut to the samples their rounds draw, given these verdicts,
+    under the ruler's rule and adaptive settings (gate.deciding.recheck.rounds_config)."""
     by_id = {case.id: case for case in cases}
     outcomes = {
         result.id: [sample.status == "pass" for sample in result.outputs]
@@ -144,7 +148,7 @@ def _stopped(
     }
     if not outcomes:
         return judged
-    config = loaded.config
+    config = rounds_config(loaded, ruler)
     drawn = adaptive.replayed_rounds(
         outcomes, adaptive.references(reference), config.adaptive, config.gate
     )
