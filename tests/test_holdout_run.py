@@ -9,6 +9,7 @@ compares a candidate with the baseline on both parts of the suite.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -51,20 +52,28 @@ def _suite(root: Path, *, gate: str = "", holdout: str = "holdout: holdout/s") -
     return config
 
 
-@pytest.fixture
-def suite(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def recorded_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A suite with three held-out cases, recorded for the styles good, bad and none, and a
-    baseline (style good) that scored the slice once."""
-    _suite(tmp_path)
-    (tmp_path / "held.yaml").write_text(HELD)
-    added = casegate("holdout", "add", "held.yaml", cwd=tmp_path, key=KEY_TEXT)
+    baseline (style good) that scored the slice once: built once, copied for each test."""
+    root = tmp_path_factory.mktemp("holdout-suite")
+    _suite(root)
+    (root / "held.yaml").write_text(HELD)
+    added = casegate("holdout", "add", "held.yaml", cwd=root, key=KEY_TEXT)
     assert added.returncode == 0, added.stderr
     for style in (None, "bad", "none"):  # no style: the system's default, good
         overrides = ["--set", f"system.style={style}"] if style else []
-        recorded = casegate("record", *overrides, cwd=tmp_path, key=KEY_TEXT)
+        recorded = casegate("record", *overrides, cwd=root, key=KEY_TEXT)
         assert recorded.returncode == 0, recorded.stderr
-    baseline = casegate("baseline", cwd=tmp_path, key=KEY_TEXT)
+    baseline = casegate("baseline", cwd=root, key=KEY_TEXT)
     assert baseline.returncode == 0, baseline.stderr
+    return root
+
+
+@pytest.fixture
+def suite(recorded_suite: Path, tmp_path: Path) -> Path:
+    """A copy of the recorded suite of its own (the tests change its files)."""
+    shutil.copytree(recorded_suite, tmp_path, dirs_exist_ok=True, symlinks=True)
     return tmp_path
 
 
