@@ -287,3 +287,39 @@ def test_a_pull_requests_code_cannot_forge_the_judges_verdict_in_replay(
     assert code == 1, out
     written = read_results(project.root / "c.json").case_map()
     assert written["apology"].status == "fail" and "judge" in written["apology"].reason
+
+
+@pytest.mark.parametrize("samples", [1, "auto"])
+def test_a_pull_requests_code_cannot_forge_the_judges_verdict_live(
+    project: Project, llm_server: Any, capsys: pytest.CaptureFixture[str], samples: Any
+) -> None:
+    """Live, the supervised run imports the suite's code; the gate asks the judge itself."""
+    from tests.test_judge import JUDGED, grading_judge, judge_pin
+
+    llm_server.reply = grading_judge
+    project.write_config(judge=judge_pin(llm_server), samples=samples)
+    project.write_cases(JUDGED)
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    module = f"forges_{project.module}"
+    project.write_text(f"{module}.py", FORGES_JUDGE)
+    curt = f"curt_{project.module}"
+    project.write_text(f"{curt}.py", "def answer(case_input, system):\n    return 'no.'\n")
+    project.write_config(
+        judge=judge_pin(llm_server),
+        samples=samples,
+        system={"name": "echo", "provider": "python", "target": f"{curt}:answer"},
+    )
+    apology, blunt = JUDGED
+    project.write_cases(
+        [apology, {**blunt, "expect": {**blunt["expect"], "check": f"{module}:ok"}}]
+    )
+    code = main(["check", "--mode", "live", "--quiet", "--out", "c.json"])
+    out, err = capsys.readouterr()
+    if samples == "auto":
+        # The run stopped its rounds on the forged verdicts; the gate's own stop elsewhere.
+        assert code == 2, out + err
+        assert "cannot be trusted" in err
+        return
+    assert code == 1, out
+    written = read_results(project.root / "c.json").case_map()
+    assert written["apology"].status == "fail" and "judge" in written["apology"].reason

@@ -1,19 +1,20 @@
-"""Judge, in the gate's own process, the outputs the supervised run produced.
+"""Judge, in the gate's own process, the outputs a run produced.
 
 The supervised run imports the pull request's code (custom checks, a python
 system), so what it writes is a claim. Under `casegate check` it produces outputs
-and judges only what this process cannot (gate.judging.checks.run_judged). This
-process, which never imports user code, judges each sample once: in replay,
-every sample's output must be the recorded one; every built-in check is
-evaluated on that output; custom checks get the verdicts of their own judging
-process (gate.judging.judgeproc); and each case's verdict is computed from its
-samples under the config's thresholds. Only the LLM judge keeps the verdict the
-run gave (the pinned judge's recorded answers). `similar` by embeddings and
-`moderation` are measured from the embeddings and scores read with the
-outputs, before the run; outside replay there is no such snapshot, and their
-verdicts are the run's too. `samples: auto` cases are the exception to judging
-once: the run needs their verdicts to stop, and the rounds it drew are derived
-again here from this process's verdicts. Any mismatch means the run cannot be
+and judges only what this process cannot (checks.run_judged: outside replay, the
+service checks it measured). This process, which never imports user code, judges each
+sample once: in replay, every sample's output must be the recorded one (a replayed
+check produces the candidate here: gate.pipeline.replay); every built-in check is
+evaluated on that output; custom checks get the verdicts of their own judging process
+(gate.judging.judgeproc); the pinned judge's verdict is the one this process asked
+for (gate.pipeline.replay, gate.pipeline.livejudge), taken as given here; and each
+case's verdict is computed from its samples under the config's thresholds. `similar`
+by embeddings and `moderation` are measured from the embeddings and scores read with
+the outputs, in replay; outside it there is no such snapshot, and their verdicts are
+the run's. `samples: auto` cases are the exception to judging once: the run needs
+their verdicts to stop, and the rounds it drew are derived again here from this
+process's verdicts, under the ruler's settings. Any mismatch means the run cannot be
 trusted: exit 2, never a verdict.
 """
 

@@ -44,6 +44,7 @@ from gate.judging.calibration import judge_lines, read_calibration
 from gate.judging.judgeproc import CustomVerdicts
 from gate.outputs import Output
 from gate.pipeline.confirm import confirm
+from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
@@ -323,6 +324,8 @@ def produce_and_judge(
             said += child.sandbox_notes
             if candidate.interrupted:
                 return Judged(candidate, None, output, said)
+        if not parts:  # the judge's verdicts are the gate's, asked under the ruler's pin
+            judge_live(candidate, cases, ruler or loaded, mode)
         costed(candidate.cases, ruler)  # the custom checks judge the ruler's cost
         custom = judge_custom(candidate.cases)
         candidate = recheck(

@@ -140,17 +140,18 @@ def service_checks(expect: Mapping[str, Any]) -> set[str]:
     return names | ({"moderation"} & set(expect))
 
 
-#: checks whose verdict only the run can give: the pinned judge's answer is what the run
-#: called or replayed (gate.judging.judge); every other check the gate can evaluate itself
+#: checks that ask the pinned judge (gate.judging.judge): the gate asks it itself, apart
+#: from the rest (gate.pipeline.replay, gate.pipeline.livejudge), and gate.deciding.recheck
+#: takes that answer as given
 RUN_JUDGED = frozenset({"judge"})
 
 
 def run_judged(expect: Mapping[str, Any], *, replay: bool) -> set[str]:
-    """The case's checks a run judges when the gate judges the rest (gate.deciding.recheck):
-    the pinned judge, and outside replay the service checks, which only the run measured
-    (in replay the gate measures them from the recordings it read before the run)."""
-    names = set(expect) & RUN_JUDGED
-    return names if replay else names | service_checks(expect)
+    """The case's checks a supervised run judges when the gate judges the rest
+    (gate.deciding.recheck): outside replay the service checks, which only the run measured
+    (in replay the gate measures them from the recordings it read first). Never the judge:
+    the gate asks it itself."""
+    return set() if replay else service_checks(expect)
 
 
 def modifiers_of(expect: Mapping[str, Any]) -> Modifiers:
