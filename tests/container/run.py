@@ -274,8 +274,13 @@ def scenarios(folder: Path, env: dict[str, str]) -> None:
     sandbox_scenario(folder, env)
 
 
+#: the label a maintainer adds to accept a ruler change
+ACCEPT = "casegate:accept-ruler-change"
+
+
 #: a pull request's check module that reports, at import, who it runs as and what it can
-#: write; it opens for append and writes nothing
+#: write; it opens for append and writes nothing but its report, in a drop box any user may
+#: write (the judging process's output is not the log's)
 PROBE = """
 import json, os
 found = {"uid": os.getuid()}
@@ -286,14 +291,16 @@ for name, path in {"certifi": __import__("certifi").where(), "hosts": "/etc/host
         found[name] = "written"
     except OSError as exc:
         found[name] = type(exc).__name__
-print("PROBE " + json.dumps(found, sort_keys=True))
+with open("/github/workspace/drop/found.json", "w") as stream:
+    json.dump(found, stream)
 def polite(text, case):
     return True
 """
 
 
 def sandbox_scenario(folder: Path, env: dict[str, str]) -> None:
-    """Inside the image, as root, the pull request's code runs as another user."""
+    """Inside the image, as root: a replayed check imports none of the pull request's code;
+    once a maintainer's label accepts its checks, they run as another user."""
     workspace = folder / "sandboxed"
     build_workspace(workspace)
     (workspace / "suite_checks.py").write_text("def polite(text, case):\n    return True\n")
@@ -311,6 +318,10 @@ def sandbox_scenario(folder: Path, env: dict[str, str]) -> None:
         ["git", "rev-parse", "HEAD"], cwd=workspace, check=True, capture_output=True, text=True
     ).stdout.strip()
     open_pull_request(workspace, lambda root: (root / "suite_checks.py").write_text(PROBE))
+    drop = workspace / "drop"
+    drop.mkdir()
+    drop.chmod(0o1777)
+    found_path = drop / "found.json"
     finished, _ = run_action(
         folder,
         env,
@@ -321,18 +332,34 @@ def sandbox_scenario(folder: Path, env: dict[str, str]) -> None:
         inputs={"config": "casegate.yml", "comment": "false"},
         workspace="sandboxed",
     )
-    line = next((x for x in finished.stdout.splitlines() if x.startswith("PROBE ")), "")
-    check(bool(line), "the probe ran in the supervised run", finished)
-    found = json.loads(line.removeprefix("PROBE "))
-    check(found["uid"] != 0, f"the run is not root (uid {found['uid']})", finished)
-    for name in ("certifi", "hosts", "workspace", "summary"):
-        check(found[name] == "PermissionError", f"the run cannot write {name}", finished)
-    check("sandbox: the run drops to" in finished.stdout, "the log says what is in force", finished)
-    check("network" in finished.stdout, "the log says whether the network is isolated", finished)
+    check(not found_path.exists(), "a replayed check ran none of the pull request's code", finished)
+    check("replay: no code of the suite ran" in finished.stdout, "the log says so", finished)
     check(
         finished.returncode == 1
         and "custom check module suite_checks: source changed" in finished.stdout,
         "the probe's own module is a ruler change, and the base's check judged",
+        finished,
+    )
+    accepted = pull_request_event(base, labels=[ACCEPT], labeled_by="maintainer-m")
+    finished, _ = run_action(
+        folder,
+        env,
+        network="none",
+        event_name="pull_request",
+        event=accepted,
+        api_url="http://127.0.0.1:9",
+        inputs={"config": "casegate.yml", "comment": "false"},
+        workspace="sandboxed",
+    )
+    check(found_path.is_file(), "accepted, the probe ran in the judging process", finished)
+    found = json.loads(found_path.read_text())
+    check(found["uid"] != 0, f"the judging process is not root (uid {found['uid']})", finished)
+    for name in ("certifi", "hosts", "workspace", "summary"):
+        check(found[name] == "PermissionError", f"it cannot write {name}", finished)
+    check("sandbox: the run drops to" in finished.stdout, "the log says what is in force", finished)
+    check(
+        "the judging process's network" in finished.stdout,
+        "the log says whether the network is isolated",
         finished,
     )
 
