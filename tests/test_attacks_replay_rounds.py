@@ -7,28 +7,17 @@ Every test asserts the SAFE outcome: a failing test means the attack worked.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-import yaml
 
 from gate.cli import main
 from tests.conftest import Project, case
 from tests.fakes.actions import git, init_repository
+from tests.test_staleness import edit_config
 
 #: which recorded samples of the critical case fail (the pull request's honest recording:
 #: the new prompt breaks the case about half of the time)
 FAILING = {0, 2, 5, 7, 9, 12, 13, 15, 18, 20, 21, 23}
-
-
-def _edit_config(project: Project, **changes: Any) -> None:
-    data = yaml.safe_load(project.config_path.read_text())
-    for key, value in changes.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key].update(value)
-        else:
-            data[key] = value
-    project.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def _regress(project: Project, case_id: str, failing: set[int]) -> None:
@@ -74,7 +63,7 @@ def test_a_raised_alpha_cannot_stop_a_critical_case_before_the_bases_rule_sees_t
     decides. But the rounds `samples: auto` draws are cut with the pull request's alpha,
     so the case stops at the first look, where the base's alpha cannot reject."""
     _regress(repo, "crit", FAILING)
-    _edit_config(repo, gate={"alpha": 0.9})
+    edit_config(repo, gate={"alpha": 0.9})
     code = main(["check", "--base", "main", "--quiet", "--out", "c.json"])
     out = capsys.readouterr().out
     # The verdict is the base's rule's: a critical case at 12/24 (and 2 of its first 4)
