@@ -142,3 +142,39 @@ def test_a_long_repetitive_output_is_diffed_without_stalling() -> None:
     new = old.replace("order", "parcel", 3)
     diff = diff_texts(old, new)
     assert diff.old() == old and diff.new() == new
+
+
+plain_prose = st.text(alphabet=st.sampled_from(list("ab c.,\né→")), max_size=80)
+
+
+@settings(max_examples=300)
+@given(plain_prose, plain_prose)
+def test_short_prose_shows_both_sides_whole_with_the_changes_marked(old: str, new: str) -> None:
+    diff = diff_texts(old, new)
+    if not diff:
+        return
+    shown = diff.sides()
+    removed = [line for line in shown if line.startswith("-")]
+    added = [line for line in shown if line.startswith("+")]
+    assert shown == removed + added and removed and added
+
+    def unmarked(lines: list[str], opening: str, closing: str) -> list[str]:
+        return [line[2:].replace(opening, "").replace(closing, "").rstrip() for line in lines]
+
+    # Each side, its marks taken out, is its text, line by line (less spaces at line ends).
+    def trimmed(text: str) -> list[str]:
+        return [line.rstrip() for line in text.splitlines()] or [""]
+
+    assert unmarked(removed, "[-", "-]") == trimmed(diff.old())
+    assert unmarked(added, "{+", "+}") == trimmed(diff.new())
+
+
+def test_a_short_answer_reads_as_its_two_versions() -> None:
+    diff = diff_texts(
+        "Your refund arrives in 5 business days. Sorry!",
+        "Your refund will arrive in 3 business days.",
+    )
+    assert diff.sides() == [
+        "- Your refund [-arrives-] in [-5-] business days. [-Sorry!-]",
+        "+ Your refund {+will arrive+} in {+3+} business days.",
+    ]

@@ -499,12 +499,19 @@ hostile_outputs = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(hostile_outputs, hostile_outputs, st.integers(min_value=200, max_value=3_000))
-def test_a_diff_block_cannot_end_early_ping_or_reorder(old: str, new: str, limit: int) -> None:
+@given(
+    hostile_outputs,
+    hostile_outputs,
+    st.integers(min_value=200, max_value=3_000),
+    st.booleans(),  # the pieces, or both sides whole with the words marked
+)
+def test_a_diff_block_cannot_end_early_ping_or_reorder(
+    old: str, new: str, limit: int, short: bool
+) -> None:
     diff = diff_texts(old, new)
     if not diff:
         return
-    fenced, cut = diff_block(diff.lines(), limit)
+    fenced, cut = diff_block(diff.sides() if short else diff.lines(), limit)
     lines = fenced.split("\n")
     fence = lines[0].removesuffix("diff")
     assert re.fullmatch("`{3,}", fence) and lines[-1] == fence
@@ -532,6 +539,20 @@ def test_the_details_show_the_change_as_a_diff() -> None:
     assert (
         "Output, baseline → candidate (by line, JSON pretty-printed):\n\n"
         '```diff\n  {\n-   "order_id": 12,\n+   "order_id": "12",\n    "status": "shipped"\n  }\n```'
+    ) in details
+
+
+def test_a_short_answers_change_is_its_two_versions_with_the_words_marked() -> None:
+    """Not a line for each changed piece: one sentence stays one line a side."""
+    _, _, body = reports(
+        [result("x", "pass", text="Your refund arrives in 5 business days. Sorry!")],
+        [result("x", "fail", text="Your refund will arrive in 3 business days.")],
+    )
+    details = body[body.index("<details>") :]
+    assert (
+        "Output, baseline → candidate (by word: [-removed-] {+added+}):\n\n```diff\n"
+        "- Your refund [-arrives-] in [-5-] business days. [-Sorry!-]\n"
+        "+ Your refund {+will arrive+} in {+3+} business days.\n```"
     ) in details
 
 

@@ -69,6 +69,17 @@ class Diff:
             out.extend(f"{op} {line}".rstrip() for line in lines)
         return out
 
+    def sides(self) -> list[str]:
+        """Both sides whole, as lines "- " (the old, removed words marked [-…-]) then "+ "
+        (the new, added words marked {+…+}): a short answer reads as its two versions, not
+        as a line per changed piece. Spaces at a change's edges stay outside its marks."""
+        old = "".join(_marked(run, "[-", "-]") for run in self.runs if run.op != "+")
+        new = "".join(_marked(run, "{+", "+}") for run in self.runs if run.op != "-")
+        return [
+            *(f"- {line}".rstrip() for line in old.splitlines() or [""]),
+            *(f"+ {line}".rstrip() for line in new.splitlines() or [""]),
+        ]
+
     def inline(self, mark: Callable[[Op, str], str], context: int | None = None) -> str:
         """Running text, each piece as `mark(op, text)` (op " " for unchanged text), each
         unchanged stretch cut to `context` words beside a change, a cut shown as " … "."""
@@ -106,6 +117,16 @@ class Diff:
             yield "@", f"{hidden} unchanged {unit}{'' if hidden == 1 else 's'}"
             if tail:
                 yield " ", after if self.kind == "lines" else after.lstrip()
+
+
+def _marked(run: Run, opening: str, closing: str) -> str:
+    if run.op == " ":
+        return run.text
+    core = run.text.strip()
+    if not core:  # only spaces changed: shown as they are
+        return run.text
+    start = run.text.index(core)
+    return f"{run.text[:start]}{opening}{core}{closing}{run.text[start + len(core) :]}"
 
 
 #: an unchanged stretch is cut only when that hides at least this many lines or words

@@ -57,6 +57,10 @@ from gate.reporting.sections import (
 )
 from gate.results import CaseResult
 
+#: answers up to this many characters (both sides together) are shown whole, each side on
+#: its own lines with the changed words marked; longer ones as their changed pieces, cut
+SHORT_ANSWER = 1_200
+
 
 def _figure(delta: Delta) -> tuple[str, str, str]:
     def fmt(value: float | None) -> str:
@@ -406,8 +410,13 @@ def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> st
         parts.append(f"Output, the same as the baseline's:\n{block(after)}\n")
         parts += _tool_call_change(old, new)
     else:
-        how = "by line, JSON pretty-printed" if diff.kind == "lines" else "by word"
-        fenced, cut = diff_block(diff.lines())
+        if diff.kind == "lines":
+            how, shown = "by line, JSON pretty-printed", diff.lines()
+        elif len(diff.old()) + len(diff.new()) <= SHORT_ANSWER:
+            how, shown = "by word: [-removed-] {+added+}", diff.sides()
+        else:
+            how, shown = "by word", diff.lines()
+        fenced, cut = diff_block(shown)
         parts.append(f"Output, baseline → candidate ({how}):\n\n{fenced}\n")
         if cut:
             parts.append(
