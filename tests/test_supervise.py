@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import py_compile
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,38 @@ def test_a_baseline_with_errored_cases_is_refused(
     assert "1 case(s) in error (down)" in err and "--allow-errors" in err
     assert not (project.root / "baselines" / "demo.json").exists()
     assert main(["baseline", "--mode", "live", "--quiet", "--allow-errors"]) == 0
+
+
+def test_the_suites_code_runs_from_its_sources_never_a_committed_pyc(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A reviewer reads helper.py; a `.pyc` beside it, "unchecked" so Python would trust
+    # it over the source, and a bare `.pyc` with no source at all, must not be what runs.
+    baseline_of(project)
+    helper = f"helper_{project.module}"
+    sideline = f"sideline_{project.module}"
+    cached = project.root / "__pycache__" / f"{helper}.{sys.implementation.cache_tag}.pyc"
+    project.write_text(f"{helper}.py", "def shout(text):\n    return 'forged'\n")
+    py_compile.compile(
+        str(project.root / f"{helper}.py"),
+        cfile=str(cached),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+    project.write_text(f"{helper}.py", "def shout(text):\n    return text\n")
+    project.write_text(f"{sideline}.py", "WORD = 'forged'\n")
+    py_compile.compile(
+        str(project.root / f"{sideline}.py"), cfile=str(project.root / f"{sideline}.pyc")
+    )
+    (project.root / f"{sideline}.py").unlink()
+    project.write_system(
+        f"import {helper}\n"
+        "def answer(case_input, system):\n"
+        "    try:\n"
+        f"        import {sideline}\n"
+        "        return 'the bare pyc ran'\n"
+        "    except ImportError:\n"
+        f"        return {helper}.shout(case_input['question'])\n"
+    )
+    assert main(["check", "--mode", "live", "--quiet"]) == 0, capsys.readouterr().err
+    results = json.loads((project.root / ".casegate" / "demo-results.json").read_text())
+    assert [item["outputs"][0]["text"] for item in results["cases"]] == ["hello", "world"]

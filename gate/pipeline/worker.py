@@ -26,12 +26,13 @@ def main(argv: list[str]) -> int:
     from gate.suite.project import load_project
     from gate.suite.select import Selection
     from gate.suite.shard import Shard
+    from gate.suite.usercode import installed_folders, sources_only_outside
 
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     status = Path(request["status"])
-    # Bytecode only from a folder of our own: a `.pyc` committed beside the suite's
-    # code (even one marked "unchecked") is never what runs.
-    sys.pycache_prefix = str(status.parent / "pycache")
+    # The suite's code is compiled from its sources: a `.pyc` committed beside it is
+    # never what runs.
+    sources_only_outside(installed_folders())
     try:
         if request.get("sandbox"):
             # As root until here: the suite's code is imported only after this.
