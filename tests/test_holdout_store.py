@@ -192,7 +192,8 @@ def test_the_run_names_the_wrong_key_missing_file_and_tampering(
 
     sliced = tmp_path / "holdout" / "s" / "slice.sealed"
     document = json.loads(sliced.read_text())
-    document["ciphertext"] = "A" + document["ciphertext"][1:]
+    first = document["ciphertext"][0]  # another letter: "A" in place of an "A" changes nothing
+    document["ciphertext"] = ("B" if first == "A" else "A") + document["ciphertext"][1:]
     sliced.write_text(json.dumps(document))
     tampered = casegate("run", cwd=tmp_path, key=KEY_TEXT)
     assert tampered.returncode == 2
