@@ -180,10 +180,16 @@ def test_a_pull_requests_recording_dates_cannot_write_into_the_report_or_move_th
     assert "replayed from recordings captured 9999-12-31 (1 of 2 have no capture date)" in out
     assert "(2 changed in this pull request" in out
     # The cases those recordings judge are named, as the author's, in both reports.
-    named = "judged on recordings this change added or changed: echo, greet (made by its author"
+    named = (
+        "judged on recordings this change added or changed, not sealed by CI: echo, greet "
+        "(CASEGATE_RECORDING_KEY is not set, so no seal could be checked"
+    )
     assert named in out
     markdown = Path("report.md").read_text()
-    assert "Judged on recordings this change added or changed: echo, greet" in markdown
+    assert (
+        "Judged on recordings this change added or changed, not sealed by CI: echo, greet"
+        in markdown
+    )
     for planted in ("<img", "@admin", "#1", "**ship** |", "onerror"):
         assert planted not in markdown
     assert markdown.count("casegate: **") == 1

@@ -223,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.config_given = any(a in ("-c", "--config") or a.startswith("--config=") for a in raw)
     handler: Handler = args.handler
     try:
+        # Out of the environment before any suite code runs, or any process starts.
+        from gate.produce.seal import hold_from_environment
+
+        hold_from_environment()
         return handler(args)
     except CasegateError as exc:
         for problem in exc.problems:

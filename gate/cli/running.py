@@ -322,6 +322,11 @@ def cmd_record(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(args, estimate=False)
     code, results = _run(args)
+    from gate.produce.seal import KEY_ENV, held
+
+    key = held()
+    if key is not None:  # each answer was sealed as it was written
+        print(f"recordings sealed with {KEY_ENV} (key id {key.key_id})", file=sys.stderr)
     if code == 0:
         refuse_failed_calls(results)
     return code

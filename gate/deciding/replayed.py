@@ -87,6 +87,11 @@ class ReplayAccount:
     relative_to: str | None = None
     #: why the changed recordings could not be counted against the base, if they could not
     changed_problem: str | None = None
+    #: of `changed_cases`, those whose every changed recording carries CI's seal
+    #: (gate.produce.seal) and is no older than the base's recording of the same request
+    sealed_cases: tuple[str, ...] = ()
+    #: why no seal could be checked (None: the gate held the recording key)
+    seal_problem: str | None = None
     last_drift: LastDrift | None = None
     #: where the gate looked for the last drift run ("": it could not look)
     drift_source: str = ""
@@ -95,6 +100,13 @@ class ReplayAccount:
     @property
     def replayed(self) -> bool:
         return self.mode == "replay"
+
+    @property
+    def unsealed_cases(self) -> tuple[str, ...]:
+        """The changed cases judged on a recording CI did not seal (or that could not be
+        checked): the author's answers, as far as the gate can tell."""
+        sealed = set(self.sealed_cases)
+        return tuple(case for case in self.changed_cases if case not in sealed)
 
     def title(self) -> str:
         """A few words after the verdict: never a replayed ship read as a live one."""
@@ -139,15 +151,19 @@ class ReplayAccount:
         captured = self.captured_text()
         changed = self.changed_text()
         lines = [captured + (f" ({changed})" if changed else "")]
-        if self.changed_cases:
+        if self.unsealed_cases:
             # Named, since these are the answers the author of the change recorded: casegate
             # cannot tell how they were made (one draw of several, or edited by hand).
-            names = ", ".join(self.changed_cases[:CHANGED_LISTED])
-            more = len(self.changed_cases) - CHANGED_LISTED
             lines.append(
-                f"judged on recordings this change added or changed: {names}"
-                + (f" and {more} more" if more > 0 else "")
-                + " (made by its author, not by CI: rerun them live to check them)"
+                "judged on recordings this change added or changed, not sealed by CI: "
+                + _listed(self.unsealed_cases)
+                + f" ({self.seal_problem or 'made by its author, as far as the gate can tell'}"
+                + "; rerun them in CI to check them)"
+            )
+        if self.sealed_cases:
+            lines.append(
+                "changed recordings sealed by CI (made by casegate in CI, unedited since): "
+                + _listed(self.sealed_cases)
             )
         return [
             *lines,
@@ -165,10 +181,18 @@ class ReplayAccount:
             "changed_cases": list(self.changed_cases),
             "changed_relative_to": self.relative_to,
             "changed_problem": self.changed_problem,
+            "sealed_cases": list(self.sealed_cases),
+            "unsealed_cases": list(self.unsealed_cases),
+            "seal_problem": self.seal_problem,
             "last_drift": None if self.last_drift is None else self.last_drift.to_dict(),
             "drift_source": self.drift_source,
             "drift_problem": self.drift_problem,
         }
+
+
+def _listed(cases: tuple[str, ...]) -> str:
+    more = len(cases) - CHANGED_LISTED
+    return ", ".join(cases[:CHANGED_LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def account(
@@ -179,6 +203,8 @@ def account(
     changed_cases: Iterable[str] = (),
     relative_to: str | None = None,
     changed_problem: str | None = None,
+    sealed_cases: Iterable[str] = (),
+    seal_problem: str | None = None,
     last_drift: LastDrift | None = None,
     drift_source: str = "",
     drift_problem: str | None = None,
@@ -204,6 +230,8 @@ def account(
         changed_cases=tuple(sorted(set(changed_cases))),
         relative_to=relative_to,
         changed_problem=changed_problem,
+        sealed_cases=tuple(sorted(set(sealed_cases))),
+        seal_problem=seal_problem,
         last_drift=last_drift,
         drift_source=drift_source,
         drift_problem=drift_problem,

@@ -219,7 +219,8 @@ def _looser_number(before: Any, after: Any, looser_when: str) -> bool:
 
 
 #: gate rule fields: how a change of each loosens. "off" — true → false loosens;
-#: "higher"/"lower" — that direction loosens; "any" — every change counts as loosening.
+#: "higher"/"lower" — that direction loosens; "any" — every change counts as loosening;
+#: "block" — a change away from "block" loosens.
 RULE_DIRECTIONS: dict[str, str] = {
     "block_on_critical_regression": "off",
     "block_on_critical_failure": "off",
@@ -237,6 +238,7 @@ RULE_DIRECTIONS: dict[str, str] = {
     "accept_label": "any",
     "max_pairwise_loss_rate": "higher",
     "holdout_max_drop": "higher",
+    "unverified_critical": "block",
     # Absolute floors and budgets (None: off, the loosest).
     "min_pass_rate": "floor",
     "max_cost_usd": "higher",
@@ -246,6 +248,8 @@ RULE_DIRECTIONS: dict[str, str] = {
 
 
 def _loosens(direction: str, before: Any, after: Any) -> bool:
+    if direction == "block":
+        return bool(before == "block" and after != "block")
     if direction == "off":
         return bool(before) and not bool(after)
     if direction == "floor":  # lower loosens; None (no floor) is the loosest

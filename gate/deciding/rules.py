@@ -175,6 +175,16 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     notes.extend(held_out_notes)
     if held_out:
         reasons.append(Reason("holdout_max_drop", held_out))  # counts, never a case
+    unverified = _unverified_critical(comparison)
+    if unverified and rule.unverified_critical == "block":
+        reasons.append(
+            Reason("unverified_critical", _UNVERIFIED.format(len(unverified)), unverified)
+        )
+    elif unverified:
+        notes.append(
+            _UNVERIFIED.format(len(unverified))
+            + f": {', '.join(unverified)} (`gate.unverified_critical: warn` lets this pass)"
+        )
     quiet = [i for i in comparison.regressions if i not in critical_regressions]
     if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
         notes.append(f"{len(quiet)} non-critical regression(s) did not block: {', '.join(quiet)}")
@@ -195,6 +205,22 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             if rule.on_inconclusive == "block" or forced:
                 decision = "inconclusive"
     return Verdict(decision, reasons, notes)
+
+
+_UNVERIFIED = (
+    "{} critical case(s) are judged on recordings this change added or changed that CI did "
+    "not seal: unverified, they are the author's answers"
+)
+
+
+def _unverified_critical(comparison: Comparison) -> list[str]:
+    """The critical cases judged on changed recordings CI did not seal (gate.drift.replayed)."""
+    replay = comparison.replay
+    if replay is None or not replay.replayed:
+        return []
+    return sorted(
+        comparison.critical([i for i in replay.unsealed_cases if i in comparison.candidate_cases])
+    )
 
 
 def _pairwise_rule(

@@ -11,6 +11,7 @@ that cannot be read is named in the account and never changes a verdict.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from gate.errors import CasegateError
 from gate.history.locate import drift_relative, trusted_export
 from gate.limits import MB, read_limited
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
+from gate.produce.seal import KEY_ENV, RecordingKey, held
 from gate.results import RunResults
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
@@ -30,6 +32,7 @@ from gate.suite.config import LoadedConfig
 if TYPE_CHECKING:
     from gate.deciding.recheck import Recorded
     from gate.deciding.ruler import Ruling
+    from gate.outputs import Output
 
 #: a drift report holds a short diff per sample: far below this for any real suite
 MAX_DRIFT_RECORD_BYTES = 64 * MB
@@ -133,13 +136,18 @@ def for_check(
     drift, source, problem = last_drift(loaded, ruling)
     changed: int | None = None
     changed_cases: list[str] = []
+    sealed_cases: list[str] = []
     relative_to: str | None = None
     changed_problem: str | None = None
+    sealing = held()
+    seal_problem = None if sealing else f"{KEY_ENV} is not set, so no seal could be checked"
     if ruling is not None and ruling.base_tree is not None and ruling.head_tree is not None:
         relative_to = f"the base commit {ruling.review.base[:7]}"
         try:
             trees = (ruling.base_tree, ruling.head_tree)
-            changed_cases, changed = _changed(loaded, ruling, trees, used, recorded)
+            changed_cases, changed, sealed_cases = _changed(
+                loaded, ruling, trees, used, recorded, sealing
+            )
         except CasegateError as exc:
             changed_problem = f"the recordings this pull request changed are unknown: {exc}"
     return account(
@@ -149,6 +157,8 @@ def for_check(
         changed_cases=changed_cases,
         relative_to=relative_to,
         changed_problem=changed_problem,
+        sealed_cases=sealed_cases,
+        seal_problem=seal_problem,
         last_drift=drift,
         drift_source=source,
         drift_problem=problem,
@@ -161,9 +171,11 @@ def _changed(
     trees: tuple[Path, Path],
     used: dict[str, list[tuple[int, str]]],
     recorded: Recorded,
-) -> tuple[list[str], int]:
+    key: RecordingKey | None,
+) -> tuple[list[str], int, list[str]]:
     """The cases, and the count of replayed recordings, that the base commit's recordings
-    folder (the same path in its tree) lacks or holds otherwise. `trees`: (base, head)."""
+    folder (the same path in its tree) lacks or holds otherwise; and of those cases, the
+    ones whose every such recording CI sealed. `trees`: (base, head)."""
     base_tree, head = trees[0], trees[1].absolute()
     relative = os.path.relpath(loaded.recordings_dir.absolute(), head)
     if relative == ".." or relative.startswith(f"..{os.sep}") or os.path.isabs(relative):
@@ -172,18 +184,61 @@ def _changed(
     where = f"the recordings on the base commit {ruling.review.base[:7]}"
     folder = inside(base_tree, Path(relative).as_posix(), where, refused)
     base = RecordingStore(folder)
-    cases, count = [], 0
+    mine = RecordingStore(loaded.recordings_dir)
+    cases, count, sealed = [], 0, []
     for case_id, samples in sorted(used.items()):
-        keys = [key for _, key in samples]
+        keys = [request for _, request in samples]
         before = (
             base.get_many_dated(case_id, keys) if folder.is_dir() else [(None, None)] * len(keys)
         )
         now = [(recorded[(case_id, n)], recorded.captured.get((case_id, n))) for n, _ in samples]
         # Absent on the base, another output, or the same output captured again.
-        differ = sum(
-            1 for new, old in zip(now, before, strict=True) if old[0] is None or old != new
-        )
+        differ = [
+            (request, new, old)
+            for (_, request), new, old in zip(samples, now, before, strict=True)
+            if old[0] is None or old != new
+        ]
         if differ:
             cases.append(case_id)
-            count += differ
-    return cases, count
+            count += len(differ)
+            if key is not None and all(
+                _sealed_by_ci(key, mine, case_id, request, new, old) for request, new, old in differ
+            ):
+                sealed.append(case_id)
+    return cases, count, sealed
+
+
+Dated = tuple["Output | None", "str | None"]
+
+
+def _sealed_by_ci(
+    key: RecordingKey,
+    store: RecordingStore,
+    case_id: str,
+    request: str,
+    replayed: Dated,
+    base: Dated,
+) -> bool:
+    """Whether the replayed recording is the one CI sealed, and not an older CI draw of the
+    same request put back in place of the base's (a lucky sample kept from history)."""
+    try:
+        entry = store.get_entry(case_id, request)
+        stored = store.get_many_dated(case_id, [request])[0]
+    except CasegateError:
+        return False
+    if entry is None or stored != replayed or key.state(case_id, request, entry) != "sealed":
+        return False
+    if base[0] is None or base[1] is None:
+        return True
+    now, then = _moment(replayed[1]), _moment(base[1])
+    return now is not None and then is not None and now >= then
+
+
+def _moment(captured: str | None) -> dt.datetime | None:
+    if not isinstance(captured, str) or len(captured) > 64:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(captured)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)

@@ -209,9 +209,11 @@ def take_token(environ: dict[str, str]) -> str:
 
 
 def run(environ: dict[str, str]) -> int:
+    from gate.produce.seal import hold_from_environment
     from gate.suite.project import load_project
 
     token = take_token(environ)
+    hold_from_environment(environ)  # the recording key: the gate's, never a run's
     inputs = dataclasses.replace(read_inputs(environ), token=token)
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
     if inputs.command == "comment":  # a fork's report, posted from a workflow_run

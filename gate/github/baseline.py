@@ -30,6 +30,7 @@ def run_baseline(
     from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
     from gate.pipeline.check import sandbox_plan
+    from gate.pipeline.run import seal_recorded
     from gate.produce.supervise import run_supervised
     from gate.reporting.terminal import run_summary
     from gate.results import write_results
@@ -62,6 +63,8 @@ def run_baseline(
     results = child.results
     if results.interrupted:
         return EXIT_INTERRUPTED
+    if mode == "record":
+        print(seal_recorded(loaded, cases, results), flush=True)
     refuse_errored_baseline(results, allow_errors=False)
     warn_failing_critical(results)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ PIPED = (
     "GITHUB_PATH",
     "GITHUB_STATE",
     "CASEGATE_HOLDOUT_KEY",  # the held-out slice's key (gate.holdout), under its default name
+    "CASEGATE_RECORDING_KEY",  # the key CI seals its recordings with (gate.produce.seal)
 )
 
 

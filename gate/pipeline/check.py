@@ -46,6 +46,7 @@ from gate.outputs import Output
 from gate.pipeline.confirm import confirm
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
+from gate.pipeline.run import seal_recorded
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.sandbox import plan as plan_sandbox
@@ -324,6 +325,8 @@ def produce_and_judge(
             said += child.sandbox_notes
             if candidate.interrupted:
                 return Judged(candidate, None, output, said)
+            if mode == "record":
+                said += (seal_recorded(loaded, cases, candidate),)
         if not parts:  # the judge's verdicts are the gate's, asked under the ruler's pin
             judge_live(candidate, cases, ruler or loaded, mode)
         costed(candidate.cases, ruler)  # the custom checks judge the ruler's cost

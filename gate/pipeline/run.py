@@ -262,3 +262,22 @@ def execute(
         summary=summarise(results),
         cases=results,
     )
+
+
+def seal_recorded(loaded: LoadedConfig, cases: Sequence[Case], results: RunResults) -> str:
+    """Seal what a supervised run recorded (it never holds the key); one line for the log."""
+    from gate.produce.recordings import seal_run
+    from gate.produce.seal import KEY_ENV, held
+
+    key = held()
+    if key is None:
+        return (
+            f"recordings: not sealed ({KEY_ENV} is not set): a review cannot tell them "
+            "from recordings made by hand"
+        )
+    inputs = {case.id: case.input for case in cases}
+    sealed, left = seal_run(loaded.recordings_dir, loaded.resolved_system(), inputs, results.cases)
+    line = f"recordings: {sealed} answer(s) sealed with {KEY_ENV} (key id {key.key_id})"
+    if left:
+        line += f"; {left} left unsealed: the file does not hold the answer the run reported"
+    return line

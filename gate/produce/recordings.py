@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ from gate.errors import CasegateError, ResultsError
 from gate.files import TEMPORARY_SUFFIX, cannot_write, parse_json, write_text
 from gate.limits import MAX_RECORDING_BYTES, read_limited
 from gate.outputs import Output
+from gate.produce.seal import provenance, sealed_entry
+from gate.results import CaseOutputs
 from gate.yamlfile import dotted
 
 try:
@@ -190,6 +192,7 @@ class RecordingStore:
         """Store one response at once, so an interrupted recording keeps what it paid for."""
         entry = {
             "captured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **provenance(),
             "system": system.get("name"),
             "provider": system.get("provider"),
             "model": output.model or system.get("model"),
@@ -197,6 +200,7 @@ class RecordingStore:
             "sample": sample,
             "output": output.model_dump(mode="json", exclude_defaults=True),
         }
+        entry = sealed_entry(case_id, key, entry)
         with self.exclusive() as work:
             # Read under the lock, not from memory: another recorder may have written
             # this case's file since, and its responses must survive this write.
@@ -279,3 +283,31 @@ class RecordingStore:
                         stale.unlink(missing_ok=True)
                     self._swept = True
                 yield work
+
+
+def seal_run(
+    folder: Path,
+    system: Mapping[str, Any],
+    inputs: Mapping[str, Mapping[str, Any]],
+    cases: Iterable[CaseOutputs],
+) -> tuple[int, int]:
+    """Seal what a supervised run recorded into `folder` (gate.produce.seal.seal_answers):
+    each answered sample of `cases`, keyed as the run keyed it, by the case `inputs` and
+    the resolved `system`. Returns (sealed, left unsealed); nothing without the key."""
+    from gate.outputs import ToolCall
+    from gate.produce.seal import seal_answers
+
+    fingerprint = system_fingerprint(system)
+    answered = [
+        (
+            case.id,
+            request_key(fingerprint, inputs[case.id], sample.sample),
+            sample.text,
+            [ToolCall.model_validate(call) for call in sample.tool_calls],
+        )
+        for case in cases
+        if case.id in inputs
+        for sample in case.outputs
+        if sample.status != "error"
+    ]
+    return seal_answers(RecordingStore(folder), answered)

@@ -44,6 +44,7 @@ from gate.suite.select import Selection
 
 #: variables the child never sees: the pull request's code must not reach them
 WITHHELD = (
+    "CASEGATE_RECORDING_KEY",  # only the gate seals (gate.produce.seal)
     "INPUT_GITHUB-TOKEN",
     "INPUT_GITHUB_TOKEN",
     "GITHUB_TOKEN",

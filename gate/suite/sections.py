@@ -64,6 +64,9 @@ class GateConfig(_Strict):
     max_pairwise_loss_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     # The held-out slice (gate.holdout): the largest allowed fall of its pass rate (None: off).
     holdout_max_drop: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    # A critical case judged on a recording the pull request added or changed that CI did
+    # not seal (gate.produce.seal): blocks, or is named in the report's notes.
+    unverified_critical: Literal["block", "warn"] = "warn"
 
 
 class AdaptiveConfig(_Strict):

@@ -1,0 +1,252 @@
+"""Who made each recording: provenance on every entry, CI's seal (an HMAC under the
+repository's CASEGATE_RECORDING_KEY), and the gate telling sealed from unsealed changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate import __version__
+from gate.cli import main
+from gate.produce import seal
+from tests.conftest import Project, case
+from tests.fakes.actions import git, init_repository
+
+KEY = "k" * 16 + "-recording-key-for-the-tests-0123456789"
+OTHER_KEY = "o" * 48
+CASES = [
+    case("greet", "hello", contains="hello", fields_={"critical": True}),
+    case("echo", "world", contains="world"),
+]
+
+
+def _entries(project: Project, case_id: str) -> dict[str, dict[str, Any]]:
+    document = json.loads((project.root / "recordings" / f"{case_id}.json").read_text())
+    return document["responses"]  # type: ignore[no-any-return]
+
+
+def _edit(project: Project, case_id: str, change: Any) -> None:
+    path = project.root / "recordings" / f"{case_id}.json"
+    document = json.loads(path.read_text())
+    for entry in document["responses"].values():
+        change(entry)
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+@pytest.fixture
+def sealed_repo(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """Recorded by CI (sealed), baselined in replay, committed on main."""
+    project.write_cases(CASES)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["record", "--quiet"]) == 0
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    assert main(["baseline", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    return project
+
+
+def test_every_recording_says_who_made_it_and_only_a_key_holder_seals(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases(CASES)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(seal.KEY_ENV, raising=False)
+    assert main(["record", "--quiet"]) == 0
+    (entry,) = _entries(project, "greet").values()
+    assert entry["captured_by"] == "local" and entry["casegate_version"] == __version__
+    assert "seal" not in entry
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["record", "--quiet"]) == 0
+    assert f"sealed with {seal.KEY_ENV}" in capsys.readouterr().err
+    (entry,) = _entries(project, "greet").values()
+    assert entry["captured_by"] == "ci" and entry["seal"].startswith("hmac-sha256:")
+    # The key left the environment before anything ran, and is written nowhere.
+    assert seal.KEY_ENV not in __import__("os").environ
+    for path in project.root.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace"), path
+
+
+def test_a_short_key_is_one_line_and_exit_2(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_cases(CASES)
+    monkeypatch.setenv(seal.KEY_ENV, "hunter2")
+    assert main(["record", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fewer than 32 characters" in err and "hunter2" not in err
+
+
+@given(
+    field=st.sampled_from(["captured_by", "captured_at", "model", "sample", "casegate_version"]),
+    value=st.one_of(st.text(max_size=20), st.integers(), st.none()),
+)
+def test_any_edit_of_a_sealed_entry_breaks_its_seal(field: str, value: Any) -> None:
+    key = seal.key_from(KEY)
+    entry = {
+        "captured_at": "2026-12-01T00:00:00+00:00",
+        "captured_by": "ci",
+        "casegate_version": "1",
+        "model": "m",
+        "sample": 0,
+        "output": {"text": "hello"},
+    }
+    entry["seal"] = key.seal("greet", "abc", entry)
+    assert key.state("greet", "abc", entry) == "sealed"
+    assert key.state("other", "abc", entry) == "broken"  # moved to another case
+    assert key.state("greet", "abd", entry) == "broken"  # or to another request
+    assert seal.key_from(OTHER_KEY).state("greet", "abc", entry) == "other key"
+    edited = {**entry, field: value}
+    assert key.state("greet", "abc", edited) == ("sealed" if edited == entry else "broken")
+    assert key.state("greet", "abc", {**entry, "output": {"text": "hello!"}}) == "broken"
+
+
+def _check(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code = main(["check", "--base", "main", "--quiet", "--report", "report.md", *extra])
+    return code, capsys.readouterr().out
+
+
+def test_a_changed_recording_ci_sealed_is_named_as_ci_made(
+    sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Recorded again in CI on the branch: new draws, sealed.
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    (sealed_repo.root / "recordings" / "greet.json").unlink()
+    assert main(["record", "--quiet", "--only-missing"]) == 0
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code, out = _check(capsys)
+    assert code == 0, out
+    assert "changed recordings sealed by CI (made by casegate in CI, unedited since): greet" in out
+    assert "not sealed by CI" not in out
+    markdown = Path("report.md").read_text()
+    assert "Changed recordings sealed by CI (made by casegate in CI, unedited since): greet" in (
+        markdown
+    )
+
+
+def test_an_edited_sealed_recording_is_the_authors_and_the_rule_decides(
+    sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The author edits CI's answer into a pass it never gave, keeping the seal field.
+    _edit(sealed_repo, "greet", lambda entry: entry["output"].update(text="hello, edited"))
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code, out = _check(capsys)
+    assert code == 0, out  # warn, the default
+    assert "not sealed by CI: greet (made by its author, as far as the gate can tell" in out
+    assert "1 critical case(s) are judged on recordings this change added or changed" in out
+    # The rule comes from the base: the pull request cannot turn it back to warn.
+    config = sealed_repo.config_path.read_text() + "gate:\n  unverified_critical: block\n"
+    sealed_repo.config_path.write_text(config)
+    git("commit", "-qam", "block unverified", cwd=sealed_repo.root)
+    git("checkout", "-q", "main", cwd=sealed_repo.root)
+    git("merge", "-q", "change", cwd=sealed_repo.root)
+    git("checkout", "-qb", "change2", cwd=sealed_repo.root)
+    _edit(sealed_repo, "greet", lambda entry: entry["output"].update(text="hello, again"))
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code, out = _check(capsys)
+    assert code == 1, out
+    assert "unverified" in out and "greet" in out
+    # A non-critical change never blocks under the rule.
+    git("checkout", "-q", "--", ".", cwd=sealed_repo.root)
+    _edit(sealed_repo, "echo", lambda entry: entry["output"].update(text="world, again"))
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code, out = _check(capsys)
+    assert code == 0, out
+    assert "not sealed by CI: echo" in out
+
+
+def test_without_the_key_no_change_is_taken_as_sealed(
+    sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    (sealed_repo.root / "recordings" / "greet.json").unlink()
+    assert main(["record", "--quiet", "--only-missing"]) == 0
+    monkeypatch.delenv(seal.KEY_ENV, raising=False)  # a fork's run: no secrets
+    code, out = _check(capsys)
+    assert code == 0, out
+    assert "not sealed by CI: greet (CASEGATE_RECORDING_KEY is not set" in out
+    monkeypatch.setenv(seal.KEY_ENV, OTHER_KEY)  # another repository's key seals nothing here
+    code, out = _check(capsys)
+    assert "not sealed by CI: greet (made by its author" in out
+
+
+def test_an_older_ci_draw_put_back_is_not_taken_as_sealed(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # CI recorded a lucky draw once, then again: the author restores the first.
+    project.write_cases(CASES)
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["record", "--quiet"]) == 0
+    lucky = (project.root / "recordings" / "greet.json").read_text()
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    (project.root / "recordings" / "greet.json").unlink()
+    assert main(["record", "--quiet", "--only-missing"]) == 0
+    _edit_sealed(project, "greet", KEY, captured_at="2099-01-01T00:00:00+00:00")
+    assert main(["baseline", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    (project.root / "recordings" / "greet.json").write_text(lucky)
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code, out = _check(capsys)
+    assert "not sealed by CI: greet" in out, out
+    assert code == 0
+
+
+def _edit_sealed(project: Project, case_id: str, secret: str, **fields: Any) -> None:
+    """Change fields of a case's entries and seal them again, as CI holding the key would."""
+    key = seal.key_from(secret)
+    path = project.root / "recordings" / f"{case_id}.json"
+    document = json.loads(path.read_text())
+    for request, entry in document["responses"].items():
+        entry.update(fields)
+        entry["seal"] = key.seal(case_id, request, entry)
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def test_a_supervised_recording_is_sealed_by_the_gate_only_where_the_run_told_the_truth(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The run records (and imports the suite's code) without the key; the gate seals the
+    # answers it judged, and nothing the run wrote beside them.
+    project.write_cases(CASES)
+    assert main(["record", "--quiet"]) == 0
+    assert main(["baseline", "--quiet"]) == 0
+    marker = project.root / "seen-key"
+    project.write_system(
+        "import json, os, pathlib, time\n"
+        "def answer(case_input, system):\n"
+        f"    pathlib.Path({str(marker)!r}).write_text(os.environ.get({seal.KEY_ENV!r}, 'none'))\n"
+        "    if case_input['question'] == 'world':\n"
+        f"        path = pathlib.Path({str(project.root / 'recordings' / 'greet.json')!r})\n"
+        "        for _ in range(500):\n"
+        "            if path.exists():\n"
+        "                break\n"
+        "            time.sleep(0.01)\n"
+        "        if path.exists():\n"
+        "            document = json.loads(path.read_text())\n"
+        "            for entry in document['responses'].values():\n"
+        "                entry['output']['text'] = 'hello, forged'\n"
+        "            path.write_text(json.dumps(document))\n"
+        "    return case_input['question']\n"
+    )
+    for name in ("greet", "echo"):
+        (project.root / "recordings" / f"{name}.json").unlink()
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code = main(["check", "--mode", "record"])
+    out = "".join(capsys.readouterr())
+    assert marker.read_text() == "none"
+    assert "recordings: 1 answer(s) sealed with CASEGATE_RECORDING_KEY" in out, out
+    assert "1 left unsealed" in out
+    greet = next(iter(_entries(project, "greet").values()))
+    echo = next(iter(_entries(project, "echo").values()))
+    assert "seal" in echo and "seal" not in greet
+    assert code == 0, out
