@@ -250,3 +250,92 @@ def test_a_supervised_recording_is_sealed_by_the_gate_only_where_the_run_told_th
     echo = next(iter(_entries(project, "echo").values()))
     assert "seal" in echo and "seal" not in greet
     assert code == 0, out
+
+
+def _forged_change(project: Project) -> None:
+    """A pull request that changes the system (a new version) and commits recordings of a
+    passing system, while the code it commits fails the critical case."""
+    config = project.config_path.read_text().replace("target:", "version: 2\n  target:")
+    project.config_path.write_text(config)
+    assert main(["record", "--quiet"]) == 0  # made with the passing code
+    project.write_system(
+        "def answer(case_input, system):\n"
+        "    return 'nothing useful' if case_input['question'] == 'hello' else 'world'\n"
+    )
+    git("add", "-A", cwd=project.root)
+    git("commit", "-qm", "new version", cwd=project.root)
+
+
+def test_verify_changed_records_the_changed_cases_again_and_judges_cis_answers(
+    sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(seal.KEY_ENV, raising=False)
+    _forged_change(sealed_repo)
+    code, out = _check(capsys)
+    assert code == 0, out  # the author's recordings say it passes
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    code = main(["check", "--base", "main", "--quiet", "--verify", "changed"])
+    out, err = capsys.readouterr()
+    assert code == 1, out + err  # CI's own answer fails the critical case
+    assert "verify: recorded again by CI, live: echo, greet" in err
+    assert "recordings: 2 answer(s) sealed with CASEGATE_RECORDING_KEY" in err
+    # The calls were counted and priced before any was made.
+    estimate = "verify: would call the system 2 time(s) for 2 case(s) (samples: 1)"
+    assert err.index(estimate) < err.index("verify: recorded again")
+    assert (
+        "changed recordings sealed by CI (made by casegate in CI, unedited since): echo, greet"
+        in (out)
+    )
+    assert "not sealed by CI" not in out
+    # What CI recorded is now in the files, sealed: the pull request's next push replays it.
+    by_text = {entry["output"]["text"]: entry for entry in _entries(sealed_repo, "greet").values()}
+    assert by_text["nothing useful"]["seal"].startswith("hmac-sha256:")
+
+
+def test_verify_is_the_base_configs_and_a_pull_request_cannot_switch_it_off(
+    sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git("checkout", "-q", "main", cwd=sealed_repo.root)
+    sealed_repo.config_path.write_text(sealed_repo.config_path.read_text() + "verify: changed\n")
+    git("commit", "-qam", "verify changed recordings", cwd=sealed_repo.root)
+    git("checkout", "-q", "change", cwd=sealed_repo.root)
+    git("merge", "-q", "main", cwd=sealed_repo.root)
+    _forged_change(sealed_repo)
+    config = sealed_repo.config_path.read_text().replace("verify: changed", "verify: 'off'")
+    sealed_repo.config_path.write_text(config)
+    git("commit", "-qam", "switch verification off", cwd=sealed_repo.root)
+    code = main(["check", "--base", "main", "--quiet"])
+    out, err = capsys.readouterr()
+    assert "verify: recorded again by CI, live: echo, greet" in err
+    assert "critical case(s) passed on the baseline and fail on the candidate" in out
+    assert code == 1, out
+
+
+def test_without_the_providers_key_verify_says_so_and_records_nothing(
+    sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = sealed_repo.config_path.read_text().replace(
+        "target:", "api_key_env: BOT_KEY\n  target:"
+    )
+    sealed_repo.config_path.write_text(config)
+    assert main(["record", "--quiet"]) == 0
+    before = (sealed_repo.root / "recordings" / "greet.json").read_text()
+    monkeypatch.delenv("BOT_KEY", raising=False)
+    code = main(["check", "--base", "main", "--quiet", "--verify", "changed"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert (
+        "verify: 2 case(s) on changed recordings were not recorded again: BOT_KEY is not set" in err
+    )
+    assert (sealed_repo.root / "recordings" / "greet.json").read_text() == before
+    assert "not sealed by CI: echo, greet" in out
+
+
+def test_the_actions_verify_input_is_off_changed_or_empty() -> None:
+    from gate.errors import ConfigError
+    from gate.github.action import read_inputs
+
+    assert read_inputs({"INPUT_VERIFY": "changed"}).verify == "changed"
+    assert read_inputs({"INPUT_VERIFY": ""}).verify is None  # the base config's `verify:`
+    with pytest.raises(ConfigError, match="input `verify` must be off or changed, not 'yes'"):
+        read_inputs({"INPUT_VERIFY": "yes"})

@@ -276,7 +276,9 @@ def _step(name: str, uses: str) -> dict[str, Any]:
 def test_the_pull_request_run_uploads_the_report_and_nothing_else() -> None:
     steps = _steps("casegate-pull-request.yml")
     check = _step("casegate-pull-request.yml", "./")
-    upload, results = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
+    upload, results, verified = [
+        s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")
+    ]
     assert steps.index(upload) == steps.index(check) + 1
     folder = check["with"]["report-dir"]
     assert check["with"].get("comment", True) is True  # same-repository pull requests comment here
@@ -288,6 +290,9 @@ def test_the_pull_request_run_uploads_the_report_and_nothing_else() -> None:
     assert results["with"]["name"] == "casegate-results"
     assert results["with"]["path"] == f"${{{{ steps.{check['id']}.outputs.results-path }}}}"
     assert "!cancelled()" in results["if"]
+    # What `verify: changed` recorded again, only when it recorded anything.
+    assert verified["with"]["name"] == "casegate-verified-recordings"
+    assert f"steps.{check['id']}.outputs.verified != '0'" in verified["if"]
 
 
 def test_the_comment_workflow_runs_none_of_the_pull_requests_code() -> None:

@@ -163,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the suite's code as an unprivileged user with no network in replay: auto "
         "(when casegate is root), require (refuse to run without it), off",
     )
+    check.add_argument(
+        "--verify",
+        choices=("off", "changed"),
+        help="with --base, in replay: changed records again, live, the cases whose recordings "
+        "differ from the base's before judging (default: the base config's `verify:`)",
+    )
     check.set_defaults(handler=cmd_check)
 
     merging = commands.add_parser(

@@ -172,6 +172,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             selection=selection_of(args),
             parts=args.parts,
             sandbox=args.sandbox,
+            verify=args.verify,
         )
     for line in outcome.sandbox:
         print(line, file=sys.stderr)

@@ -156,14 +156,14 @@ class ReplayAccount:
             # cannot tell how they were made (one draw of several, or edited by hand).
             lines.append(
                 "judged on recordings this change added or changed, not sealed by CI: "
-                + _listed(self.unsealed_cases)
+                + listed(self.unsealed_cases)
                 + f" ({self.seal_problem or 'made by its author, as far as the gate can tell'}"
                 + "; rerun them in CI to check them)"
             )
         if self.sealed_cases:
             lines.append(
                 "changed recordings sealed by CI (made by casegate in CI, unedited since): "
-                + _listed(self.sealed_cases)
+                + listed(self.sealed_cases)
             )
         return [
             *lines,
@@ -190,7 +190,7 @@ class ReplayAccount:
         }
 
 
-def _listed(cases: tuple[str, ...]) -> str:
+def listed(cases: tuple[str, ...]) -> str:
     more = len(cases) - CHANGED_LISTED
     return ", ".join(cases[:CHANGED_LISTED]) + (f" and {more} more" if more > 0 else "")
 

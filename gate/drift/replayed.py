@@ -165,6 +165,23 @@ def for_check(
     )
 
 
+def base_store(
+    loaded: LoadedConfig, ruling: Ruling, trees: tuple[Path, Path] | None = None
+) -> RecordingStore | None:
+    """The base commit's recordings folder (the same path in its tree) under a ruling;
+    None when the base has none. `trees`: (base, head), the ruling's by default."""
+    base_tree, head = trees or (ruling.base_tree, ruling.head_tree)
+    if base_tree is None or head is None:
+        raise CasegateError("the ruling has no trees to compare the recordings in")
+    relative = os.path.relpath(loaded.recordings_dir.absolute(), head.absolute())
+    if relative == ".." or relative.startswith(f"..{os.sep}") or os.path.isabs(relative):
+        raise CasegateError("the recordings folder is outside the repository")
+    refused = ruling.base.refused if ruling.base is not None else frozenset()
+    where = f"the recordings on the base commit {ruling.review.base[:7]}"
+    folder = inside(base_tree, Path(relative).as_posix(), where, refused)
+    return RecordingStore(folder) if folder.is_dir() else None
+
+
 def _changed(
     loaded: LoadedConfig,
     ruling: Ruling,
@@ -176,21 +193,12 @@ def _changed(
     """The cases, and the count of replayed recordings, that the base commit's recordings
     folder (the same path in its tree) lacks or holds otherwise; and of those cases, the
     ones whose every such recording CI sealed. `trees`: (base, head)."""
-    base_tree, head = trees[0], trees[1].absolute()
-    relative = os.path.relpath(loaded.recordings_dir.absolute(), head)
-    if relative == ".." or relative.startswith(f"..{os.sep}") or os.path.isabs(relative):
-        raise CasegateError("the recordings folder is outside the repository")
-    refused = ruling.base.refused if ruling.base is not None else frozenset()
-    where = f"the recordings on the base commit {ruling.review.base[:7]}"
-    folder = inside(base_tree, Path(relative).as_posix(), where, refused)
-    base = RecordingStore(folder)
+    base = base_store(loaded, ruling, trees)
     mine = RecordingStore(loaded.recordings_dir)
     cases, count, sealed = [], 0, []
     for case_id, samples in sorted(used.items()):
         keys = [request for _, request in samples]
-        before = (
-            base.get_many_dated(case_id, keys) if folder.is_dir() else [(None, None)] * len(keys)
-        )
+        before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
         now = [(recorded[(case_id, n)], recorded.captured.get((case_id, n))) for n, _ in samples]
         # Absent on the base, another output, or the same output captured again.
         differ = [

@@ -93,6 +93,9 @@ class Inputs:
     parts: str = ""
     #: gate.produce.sandbox: `require` (the default here) refuses to run the suite unprotected
     sandbox: str = "require"
+    #: `changed`: record again, live, what the pull request's recordings changed (None: the
+    #: base config's `verify:`)
+    verify: str | None = None
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -125,6 +128,9 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
     sandbox = read_input(environ, "sandbox", "require")
     if sandbox not in ("require", "auto", "off"):
         raise ConfigError(f"input `sandbox` must be require, auto or off, not {sandbox!r}")
+    verify = read_input(environ, "verify") or None
+    if verify is not None and verify not in ("off", "changed"):
+        raise ConfigError(f"input `verify` must be off or changed, not {verify!r}")
     mode = read_input(environ, "mode") or None
     if mode is not None and mode not in ("replay", "record", "live"):
         raise ConfigError(f"input `mode` must be replay, record or live, not {mode!r}")
@@ -148,6 +154,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         refresh=_boolean("refresh", read_input(environ, "refresh", "false")),
         shard=read_input(environ, "shard"),
         parts=read_input(environ, "parts"),
+        verify=verify,
         sandbox=sandbox,
     )
     if (inputs.shard or inputs.parts) and inputs.command != "check":
@@ -186,6 +193,7 @@ def check_outputs(outcome: Any, workspace: Path) -> dict[str, str]:
         "critical-regressions": str(len(comparison.critical(comparison.regressions))),
         "results-path": workspace_path(str(outcome.results_path), Path.cwd(), workspace),
         "report-path": workspace_path(str(outcome.report_path), Path.cwd(), workspace),
+        "verified": str(len(outcome.verified)),
     }
 
 
@@ -310,6 +318,7 @@ def run_check(
         selection=Selection(shard=shard),
         parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
         sandbox=inputs.sandbox,  # type: ignore[arg-type]
+        verify=inputs.verify,
     )
     for line in outcome.sandbox:
         print(line, flush=True)

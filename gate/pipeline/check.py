@@ -47,6 +47,7 @@ from gate.pipeline.confirm import confirm
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
 from gate.pipeline.run import seal_recorded
+from gate.pipeline.verify import Verification, setting, verify_changed
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.sandbox import plan as plan_sandbox
@@ -73,6 +74,8 @@ class CheckOutcome:
     output: str = ""
     #: which protections the run had (gate.produce.sandbox), for the log
     sandbox: tuple[str, ...] = ()
+    #: the cases `verify: changed` recorded again before the check (gate.pipeline.verify)
+    verified: tuple[str, ...] = ()
 
     @property
     def part(self) -> bool:
@@ -171,6 +174,7 @@ def check(
     environ: Mapping[str, str] | None = None,
     parts: Sequence[Path] = (),
     sandbox: SandboxMode = "auto",
+    verify: str | None = None,
 ) -> CheckOutcome:
     """Ground, produce and judge, compare, decide, report: the check every pull request gets.
 
@@ -184,11 +188,21 @@ def check(
     # The supervised run never gets the slice's key; nor may it read it where the kernel
     # shows this process's starting environment.
     hide_from_proc(holdout.key_variables(loaded, ruling))
+    verified = Verification()
+    if mode == "replay" and not parts and setting(loaded, ruling, verify) == "changed":
+        # Before anything is read: the replay that follows judges what CI recorded.
+        verified = verify_changed(
+            loaded, cases, ruling, environ,
+            plan=sandbox_plan(sandbox, loaded, "record", environ),
+            withhold=withheld(loaded, ruling, "record"),
+            results=out.with_name(f"{out.stem}-verify.json"), capture=capture, reap=reap,
+        )  # fmt: skip
     ground = read_ground(loaded, cases, mode, baseline_path, ruling, environ, selection, sandbox)
     judged = produce_and_judge(
         loaded, cases, mode, ground, ruling, environ=environ, selection=selection, parts=parts,
         out=out, show_progress=show_progress, capture=capture, reap=reap,
     )  # fmt: skip
+    judged = dataclasses.replace(judged, said=(*verified.said, *judged.said))
     candidate = judged.candidate
     if candidate.interrupted or candidate.shard is not None:
         # A partial run is never gated; a shard's part is the gate's account, for the merge.
@@ -221,7 +235,7 @@ def check(
     write_text(report_path, markdown)
     return CheckOutcome(
         candidate, out, comparison, verdict, report_path, markdown,
-        output=judged.output, sandbox=judged.said,
+        output=judged.output, sandbox=judged.said, verified=verified.recorded,
     )  # fmt: skip
 
 

@@ -83,6 +83,9 @@ class Config(_Strict):
     min_pass_rate: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     concurrency: int = Field(default=8, ge=1, le=256)
     mode: Mode = "replay"
+    #: `changed`: a pull request's replayed check records again, live, the requests whose
+    #: recordings the change added or changed (gate.pipeline.verify); read from the base
+    verify: Literal["off", "changed"] = "off"
     recordings: RecordingsConfig | None = None
     baseline: str | None = None
     gate: GateConfig = Field(default_factory=GateConfig)

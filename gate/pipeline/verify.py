@@ -1,0 +1,165 @@
+"""`verify: changed`: a pull request's replayed check first records again, itself, the
+requests whose recordings the change added or changed.
+
+A replayed verdict judges recordings, and those a pull request changed are its author's:
+one draw of several, perhaps, or edited by hand. With `verify: changed`, before anything
+is read or judged, the gate runs those cases live in a supervised run (sandboxed, with
+the repository's provider key), asks the pinned judge about the new answers itself, and
+seals what it judged (gate.produce.seal). The replayed check that follows then judges
+CI's answers, and its report names them as sealed by CI. Without the provider key (a
+fork's pull request has no secrets) nothing is recorded: the report says so, and the
+gate rule `unverified_critical` decides on the critical cases left on the author's
+recordings.
+
+The setting is the base commit's under a ruling (a pull request cannot switch off its own
+verification), unless the Action's `verify` input or `check --verify` names one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate.deciding.replayed import listed
+from gate.deciding.ruler import Ruling
+from gate.drift.replayed import base_store
+from gate.errors import CasegateError
+from gate.judging import checks
+from gate.pipeline.livejudge import judge_live
+from gate.pipeline.run import seal_recorded
+from gate.produce.answers import samples_for
+from gate.produce.dryrun import describe, plan_calls
+from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
+from gate.produce.sandbox import SandboxPlan
+from gate.produce.supervise import run_supervised
+from gate.suite.cases import Case
+from gate.suite.config import LoadedConfig
+from gate.suite.select import Selection
+
+VERIFY_SETTINGS = ("off", "changed")
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """What `verify: changed` did, for the log: the cases recorded again, and why not."""
+
+    recorded: tuple[str, ...] = ()
+    said: tuple[str, ...] = ()
+
+
+def setting(loaded: LoadedConfig, ruling: Ruling | None, requested: str | None) -> str:
+    """`off` or `changed`: as asked, else the base's config under a ruling, else the suite's."""
+    if requested is not None:
+        return requested
+    source = ruling.base.loaded if ruling is not None and ruling.base is not None else loaded
+    return source.config.verify
+
+
+def needed_keys(loaded: LoadedConfig, cases: Sequence[Case]) -> list[str]:
+    """The variables a live recording of `cases` reads a provider key from."""
+    needed = []
+    pins = [loaded.config.system.model_dump()]
+    if loaded.config.judge is not None and any(checks.uses_judge(c.expect) for c in cases):
+        pins.append(loaded.config.judge.model_dump())
+    for pin in pins:
+        variable = pin.get("api_key_env") or {
+            "openai": "OPENAI_API_KEY",
+            "anthropic": "ANTHROPIC_API_KEY",
+        }.get(str(pin.get("provider")))
+        if isinstance(variable, str) and variable not in needed:
+            needed.append(variable)
+    return needed
+
+
+def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -> list[str]:
+    """The cases with a recording a replay may read that the base commit's recordings lack
+    or hold otherwise, or with a sample the replay needs and no recording has."""
+    base = base_store(loaded, ruling)
+    mine = RecordingStore(loaded.recordings_dir)
+    fingerprint = system_fingerprint(loaded.resolved_system())
+    changed = []
+    for case in cases:
+        fixed = samples_for(case, loaded)
+        count = fixed or loaded.config.adaptive.max
+        keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+        try:
+            now = mine.get_many_dated(case.id, keys)
+            before = base.get_many_dated(case.id, keys) if base is not None else []
+        except CasegateError:
+            changed.append(case.id)  # unreadable: recorded again, never judged as it is
+            continue
+        before = before or [(None, None)] * len(keys)
+        needed = fixed or loaded.config.adaptive.start
+        if any(output is None for output, _ in now[:needed]) or any(
+            new[0] is not None and new != old for new, old in zip(now, before, strict=True)
+        ):
+            changed.append(case.id)
+    return changed
+
+
+def verify_changed(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    ruling: Ruling | None,
+    environ: Mapping[str, str] | None,
+    *,
+    plan: SandboxPlan,
+    withhold: Sequence[str],
+    results: Path,
+    capture: bool,
+    reap: bool,
+) -> Verification:
+    """Record again, live and supervised, the cases whose recordings the change added or
+    changed; judge and seal the answers here. Nothing without a ruling to compare with."""
+    if ruling is None or ruling.base_tree is None or ruling.head_tree is None:
+        return Verification(said=("verify: changed needs a base to compare with (--base)",))
+    ids = changed_cases(loaded, cases, ruling)
+    if not ids:
+        return Verification(said=("verify: no recording changed against the base commit",))
+    source = os.environ if environ is None else environ
+    missing = [name for name in needed_keys(loaded, cases) if not source.get(name)]
+    if missing:
+        return Verification(
+            said=(
+                f"verify: {len(ids)} case(s) on changed recordings were not recorded again: "
+                f"{', '.join(missing)} is not set (a fork's pull request has no secrets); "
+                "they are judged on the author's recordings",
+            )
+        )
+    chosen = [case for case in cases if case.id in set(ids)]
+    # What it will spend, said before it is spent (as `record --dry-run` says it).
+    planned = plan_calls(loaded, chosen, only_missing=False, estimate=False)
+    judged = sum(1 for case in chosen if checks.uses_judge(case.expect))
+    for line in describe(loaded, planned, judged=judged)[:-1]:  # not "nothing was called"
+        print(f"verify: {line.removeprefix('dry run: ')}", file=sys.stderr, flush=True)
+    child = run_supervised(
+        loaded.path,
+        loaded.overrides,
+        "record",
+        results,
+        expected=ids,
+        selection=Selection(tuple(ids)),
+        show_progress=False,
+        capture=capture,
+        reap=reap,
+        withhold=withhold,
+        sandbox=plan,
+        gate_judges=True,  # the judge is asked here, below, never by the run
+    )
+    said = [*child.sandbox_notes]
+    recorded = child.results
+    if recorded.interrupted:
+        raise CasegateError("verify: the run that records the changed cases was interrupted")
+    judge_live(recorded, chosen, loaded, "record")  # recorded, and sealed, by this process
+    said.append(seal_recorded(loaded, chosen, recorded))
+    failed = sorted(case.id for case in recorded.cases if case.status == "error")
+    said.insert(0, f"verify: recorded again by CI, live: {listed(tuple(ids))}")
+    if failed:
+        said.append(
+            f"verify: {len(failed)} case(s) could not be recorded again (a call failed): "
+            f"{listed(tuple(failed))}; they are judged on the author's recordings"
+        )
+    return Verification(tuple(ids), tuple(said))
