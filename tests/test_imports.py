@@ -102,10 +102,8 @@ KNOWN_CLIMBS: set[tuple[str, str]] = {
     # The config's models hold the judge pin, the systems' and instruments' registries and
     # the clusters rule; cases and defaults parse `expect:` with the checks' registry.
     # Paid by moving those models and registries into gate/suite/.
-    ("gate.suite.config", "gate.deciding.noise.clusters"),
     ("gate.suite.config", "gate.judging.judge"),
     ("gate.suite.config", "gate.produce"),
-    ("gate.suite.config", "gate.produce.services.pins"),
     ("gate.suite.config", "gate.produce.systems"),
     ("gate.suite.cases", "gate.judging"),
     ("gate.suite.cases", "gate.judging.checks"),

@@ -21,7 +21,7 @@ from gate.history.integrity import summary as history_summary
 from gate.holdout.rulerdiff import differences as holdout_differences
 from gate.judging import checks
 from gate.judging.judge import JudgePin
-from gate.produce.services.pins import ServicePin
+from gate.suite.pins import ServicePin
 
 #: top-level config keys whose changes the review compares key by key (above and below)
 COMPARED_KEYS = frozenset(

@@ -1,5 +1,7 @@
 """`casegate check` and the GitHub Action's check, as a pipeline of stages:
 
+    verify_changed     with `verify: changed`, the recordings the change added or changed
+                       made again by CI, live (gate.pipeline.verify)        -> Verification
     read_ground        the baseline, the rule and everything else the candidate is held
                        to, read before any of the suite's code runs         -> Ground
     produce_and_judge  the outputs (from the recordings in replay, else a supervised

@@ -69,6 +69,15 @@ class GateConfig(_Strict):
     unverified_critical: Literal["block", "warn"] = "warn"
 
 
+class ClustersConfig(BaseModel):
+    """`clusters:` how cases are grouped when none declares its own `cluster:`
+    (gate.deciding.noise.clusters)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: Literal["tag", "id_prefix"]
+
+
 class AdaptiveConfig(_Strict):
     """`samples: auto`: start small, spend more samples only where the verdict is open."""
 

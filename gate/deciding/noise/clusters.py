@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from gate.suite.sections import ClustersConfig
 
 _SEPARATOR = re.compile(r"[-_./]")
-
-
-class ClustersConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    by: Literal["tag", "id_prefix"]
 
 
 def cluster_of(

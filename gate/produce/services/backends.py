@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from gate import secrets
 from gate.errors import SystemCallError
 from gate.produce.retry import RetryPolicy, Transient, retry_after_seconds
-from gate.produce.services.pins import ServicePin
+from gate.suite.pins import ServicePin
 
 T = TypeVar("T")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from gate.produce.services.backends import OpenAIBackend, PythonBackend, ServiceError
-from gate.produce.services.pins import ServicePin
+from gate.suite.pins import ServicePin
 
 #: what each service's keys start with
 PREFIXES = {"embeddings": "emb-", "moderation": "mod-"}
