@@ -23,9 +23,9 @@ from gate.judging import checks
 from gate.judging.checks.moderation import CATEGORIES as KNOWN
 from gate.judging.services import Services
 from gate.produce.services.moderation import PIECE_CHARS, Moderator
-from gate.produce.services.pins import ModerationPin
 from gate.produce.services.recorded import Snapshot
 from gate.results import read_results
+from gate.suite.pins import ModerationPin
 from gate.suite.project import load_project
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.actions import init_repository

@@ -269,3 +269,37 @@ def test_not_root_require_refuses_and_auto_says_what_is_missing(open_tmp: Path) 
     allowed = check("auto")
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert "sandbox: NOT in force: casegate is not running as root" in allowed.stderr
+
+
+def test_verify_records_under_the_sandbox_and_the_gate_writes_what_it_judged(
+    runner: Runner,
+) -> None:
+    # The author edits a recorded answer; `verify: changed` records the case again in the
+    # sandbox (the run owns only its own folder) and the gate writes and seals the answer.
+    with_live_check(runner)
+    recording = Path("recordings") / "support" / "cancel-window.json"
+
+    def forge(root: Path) -> None:
+        document = json.loads((root / recording).read_text())
+        for entry in document["responses"].values():
+            entry["output"]["text"] = "forged by the author"
+        (root / recording).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+    open_pull_request(runner.workspace, forge)
+    key = "a-recording-key-for-the-sandbox-test-0123456789"
+    finished = runner.run(
+        config="casegate.yml", verify="changed", env_extra={"CASEGATE_RECORDING_KEY": key}
+    )
+    log = finished.stdout + finished.stderr
+    assert "verify: recorded again by CI, live: cancel-window" in log, log[-3000:]
+    assert "sandbox: the run drops to" in log
+    assert "answer(s) written by the gate and sealed with CASEGATE_RECORDING_KEY" in log
+    assert "changed recordings sealed by CI (made by casegate in CI, unedited since): " in log
+    # The entry the check replayed is the gate's (the other config of the example shares
+    # the file: its entry keeps the author's edit, and nothing replays it here).
+    document = json.loads((runner.workspace / recording).read_text())
+    written = [entry for entry in document["responses"].values() if "seal" in entry]
+    assert len(written) == 1 and written[0]["captured_by"] == "ci"
+    assert written[0]["output"]["text"].startswith("You can cancel within 1 hour")
+    assert finished.returncode == 0, log[-3000:]
+    assert key not in log

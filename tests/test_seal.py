@@ -46,6 +46,8 @@ def sealed_repo(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
     monkeypatch.setenv(seal.KEY_ENV, KEY)
     assert main(["record", "--quiet"]) == 0
     monkeypatch.delenv("GITHUB_ACTIONS")
+    for case_id in ("greet", "echo"):  # an earlier day: what CI records later is newer
+        _edit_sealed(project, case_id, KEY, captured_at="2026-01-01T00:00:00+00:00")
     assert main(["baseline", "--quiet"]) == 0
     init_repository(project.root)
     git("checkout", "-qb", "change", cwd=project.root)
@@ -212,44 +214,68 @@ def _edit_sealed(project: Project, case_id: str, secret: str, **fields: Any) -> 
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
-def test_a_supervised_recording_is_sealed_by_the_gate_only_where_the_run_told_the_truth(
-    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+# The suite's code finds its run's own recordings folder through the run's request file
+# (the worker's argument) and rewrites what it recorded there after the fact.
+TAMPER = """
+import json, os, pathlib, sys, time
+def answer(case_input, system):
+    pathlib.Path({marker!r}).write_text(os.environ.get({key!r}, 'none'))
+    if case_input['question'] == 'world':
+        request = json.loads(pathlib.Path(sys.argv[1]).read_text())
+        folder = pathlib.Path(request['overrides'][-1].split('=', 1)[1])
+        path = folder / 'greet.json'
+        for _ in range(500):
+            if path.exists():
+                break
+            time.sleep(0.01)
+        document = json.loads(path.read_text())
+        for entry in document['responses'].values():
+            {tamper}
+        document['responses']['planted'] = {{'output': {{'text': 'PASS: planted'}}}}
+        path.write_text(json.dumps(document))
+    return case_input['question']
+"""
+
+
+@pytest.mark.parametrize(
+    ("tamper", "code"),
+    [
+        ("entry['output']['text'] = 'hello, forged'", 2),  # another answer than reported
+        ("entry['captured_at'] = '2999-01-01T00:00:00+00:00'", 0),  # a date of its own
+    ],
+)
+def test_what_a_recording_run_wrote_is_never_kept_as_it_wrote_it(
+    project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tamper: str,
+    code: int,
 ) -> None:
-    # The run records (and imports the suite's code) without the key; the gate seals the
-    # answers it judged, and nothing the run wrote beside them.
+    # The run records (and imports the suite's code) without the key, into a folder of
+    # its own; the gate writes, dates and seals the answers it judged, and nothing else.
     project.write_cases(CASES)
     assert main(["record", "--quiet"]) == 0
     assert main(["baseline", "--quiet"]) == 0
+    before = {name: _entries(project, name) for name in ("greet", "echo")}
     marker = project.root / "seen-key"
-    project.write_system(
-        "import json, os, pathlib, time\n"
-        "def answer(case_input, system):\n"
-        f"    pathlib.Path({str(marker)!r}).write_text(os.environ.get({seal.KEY_ENV!r}, 'none'))\n"
-        "    if case_input['question'] == 'world':\n"
-        f"        path = pathlib.Path({str(project.root / 'recordings' / 'greet.json')!r})\n"
-        "        for _ in range(500):\n"
-        "            if path.exists():\n"
-        "                break\n"
-        "            time.sleep(0.01)\n"
-        "        if path.exists():\n"
-        "            document = json.loads(path.read_text())\n"
-        "            for entry in document['responses'].values():\n"
-        "                entry['output']['text'] = 'hello, forged'\n"
-        "            path.write_text(json.dumps(document))\n"
-        "    return case_input['question']\n"
-    )
-    for name in ("greet", "echo"):
-        (project.root / "recordings" / f"{name}.json").unlink()
+    text = TAMPER.format(marker=str(marker), key=seal.KEY_ENV, tamper=tamper)
+    project.write_system(text)
     monkeypatch.setenv(seal.KEY_ENV, KEY)
-    code = main(["check", "--mode", "record"])
+    assert main(["check", "--mode", "record"]) == code
     out = "".join(capsys.readouterr())
     assert marker.read_text() == "none"
-    assert "recordings: 1 answer(s) sealed with CASEGATE_RECORDING_KEY" in out, out
-    assert "1 left unsealed" in out
-    greet = next(iter(_entries(project, "greet").values()))
-    echo = next(iter(_entries(project, "echo").values()))
-    assert "seal" in echo and "seal" not in greet
-    assert code == 0, out
+    after = {name: _entries(project, name) for name in ("greet", "echo")}
+    if code == 2:
+        assert "the run's recordings do not hold the answers it reported (case 'greet'" in out
+        assert after == before  # nothing it recorded was kept
+        return
+    assert "recordings: 2 answer(s) written by the gate and sealed with" in out, out
+    key = seal.key_from(KEY)
+    for name, entries in after.items():
+        assert "planted" not in entries
+        for request, entry in entries.items():
+            assert entry["captured_at"] < "2999" and entry["captured_by"] == "local"
+            assert key.state(name, request, entry) == "sealed"
 
 
 def _forged_change(project: Project) -> None:
@@ -278,7 +304,9 @@ def test_verify_changed_records_the_changed_cases_again_and_judges_cis_answers(
     out, err = capsys.readouterr()
     assert code == 1, out + err  # CI's own answer fails the critical case
     assert "verify: recorded again by CI, live: echo, greet" in err
-    assert "recordings: 2 answer(s) sealed with CASEGATE_RECORDING_KEY" in err
+    assert (
+        "recordings: 2 answer(s) written by the gate and sealed with CASEGATE_RECORDING_KEY" in err
+    )
     # The calls were counted and priced before any was made.
     estimate = "verify: would call the system 2 time(s) for 2 case(s) (samples: 1)"
     assert err.index(estimate) < err.index("verify: recorded again")

@@ -150,6 +150,9 @@ def for_check(
             )
         except CasegateError as exc:
             changed_problem = f"the recordings this pull request changed are unknown: {exc}"
+            # Fail closed: every replayed case counts as on an unsealed change, so the
+            # rule `unverified_critical: block` still holds when the count cannot be made.
+            changed_cases, sealed_cases = sorted(used), []
     return account(
         "replay",
         dates,
@@ -168,12 +171,18 @@ def for_check(
 def base_store(
     loaded: LoadedConfig, ruling: Ruling, trees: tuple[Path, Path] | None = None
 ) -> RecordingStore | None:
-    """The base commit's recordings folder (the same path in its tree) under a ruling;
-    None when the base has none. `trees`: (base, head), the ruling's by default."""
+    """The base commit's recordings folder under a ruling: the one its own config names
+    (a pull request that moves its recordings elsewhere is still compared with them), else
+    the same path in its tree; None when the base has none. `trees`: (base, head), the
+    ruling's by default."""
     base_tree, head = trees or (ruling.base_tree, ruling.head_tree)
     if base_tree is None or head is None:
         raise CasegateError("the ruling has no trees to compare the recordings in")
-    relative = os.path.relpath(loaded.recordings_dir.absolute(), head.absolute())
+    if ruling.base is not None:
+        named, root = ruling.base.loaded.recordings_dir, base_tree
+    else:
+        named, root = loaded.recordings_dir, head
+    relative = os.path.relpath(named.absolute(), root.absolute())
     if relative == ".." or relative.startswith(f"..{os.sep}") or os.path.isabs(relative):
         raise CasegateError("the recordings folder is outside the repository")
     refused = ruling.base.refused if ruling.base is not None else frozenset()
@@ -239,7 +248,7 @@ def _sealed_by_ci(
     if base[0] is None or base[1] is None:
         return True
     now, then = _moment(replayed[1]), _moment(base[1])
-    return now is not None and then is not None and now >= then
+    return now is not None and then is not None and now > then
 
 
 def _moment(captured: str | None) -> dt.datetime | None:

@@ -30,7 +30,7 @@ def run_baseline(
     from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
     from gate.pipeline.check import sandbox_plan
-    from gate.pipeline.run import seal_recorded
+    from gate.pipeline.run import adopt_recorded
     from gate.produce.supervise import run_supervised
     from gate.reporting.terminal import run_summary
     from gate.results import write_results
@@ -44,6 +44,10 @@ def run_baseline(
     plan = sandbox_plan(sandbox, loaded, mode, environ)  # type: ignore[arg-type]
     for line in plan.describe():
         print(line, flush=True)
+    # A recording run records into a folder of its own; the gate writes what it reported.
+    kept = scratch / "recorded" if mode == "record" else None
+    if kept is not None:
+        kept.mkdir()
     child = run_supervised(
         loaded.path,
         loaded.overrides,
@@ -56,6 +60,7 @@ def run_baseline(
         withhold=holdout.key_variables(loaded),
         sandbox=plan,
         estimate=True,  # a baseline is estimated, never stopped early against the old one
+        recordings_into=kept,
     )
     for line in child.sandbox_notes:
         print(line, flush=True)
@@ -63,8 +68,8 @@ def run_baseline(
     results = child.results
     if results.interrupted:
         return EXIT_INTERRUPTED
-    if mode == "record":
-        print(seal_recorded(loaded, cases, results), flush=True)
+    if kept is not None:  # merged code: the judge's verdicts it asked for are kept too
+        print(adopt_recorded(loaded, cases, results, kept, every_entry=True), flush=True)
     refuse_errored_baseline(results, allow_errors=False)
     warn_failing_critical(results)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +50,7 @@ from gate.outputs import Output
 from gate.pipeline.confirm import confirm
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
-from gate.pipeline.run import seal_recorded
+from gate.pipeline.run import adopt_recorded
 from gate.pipeline.verify import Verification, setting, verify_changed
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
@@ -318,40 +320,47 @@ def produce_and_judge(
         if selection is not None and selection.shard is not None:
             candidate.shard = selection.shard.to_dict()
     else:
-        if parts:
-            candidate = merged_parts(parts, loaded, cases, mode, selection)
-        else:
-            child = run_supervised(
-                loaded.path,
-                loaded.overrides,
-                mode,
-                out,
-                expected=[case.id for case in cases],
-                reference=ground.baseline_path,
-                show_progress=show_progress,
-                capture=capture,
-                selection=selection,
-                reap=reap,
-                withhold=withheld(loaded, ruling, mode),
-                sandbox=ground.plan,
-                # Its verdicts would be its claim: every output is judged once, below.
-                gate_judges=True,
-            )
-            candidate, output = child.results, child.output
-            said += child.sandbox_notes
-            if candidate.interrupted:
-                return Judged(candidate, None, output, said)
-            if mode == "record":
-                said += (seal_recorded(loaded, cases, candidate),)
-        if not parts:  # the judge's verdicts are the gate's, asked under the ruler's pin
-            judge_live(candidate, cases, ruler or loaded, mode)
-        costed(candidate.cases, ruler)  # the custom checks judge the ruler's cost
-        custom = judge_custom(candidate.cases)
-        candidate = recheck(
-            candidate, loaded, cases, ground.recorded, reference=ground.baseline,
-            shards=len(parts) if parts else None,  # a merge holds each shard exactly once
-            custom=custom, ruler=ruler,
-        )  # fmt: skip
+        # A recording run records into a folder of its own; the gate keeps what it judged.
+        kept = Path(tempfile.mkdtemp(prefix="casegate-recorded-")) if mode == "record" else None
+        try:
+            if parts:
+                candidate = merged_parts(parts, loaded, cases, mode, selection)
+            else:
+                child = run_supervised(
+                    loaded.path,
+                    loaded.overrides,
+                    mode,
+                    out,
+                    expected=[case.id for case in cases],
+                    reference=ground.baseline_path,
+                    show_progress=show_progress,
+                    capture=capture,
+                    selection=selection,
+                    reap=reap,
+                    withhold=withheld(loaded, ruling, mode),
+                    sandbox=ground.plan,
+                    # Its verdicts would be its claim: every output is judged once, below.
+                    gate_judges=True,
+                    recordings_into=kept,
+                )
+                candidate, output = child.results, child.output
+                said += child.sandbox_notes
+                if candidate.interrupted:
+                    return Judged(candidate, None, output, said)
+            if not parts:  # the judge's verdicts are the gate's, asked under the ruler's pin
+                judge_live(candidate, cases, ruler or loaded, mode)
+            costed(candidate.cases, ruler)  # the custom checks judge the ruler's cost
+            custom = judge_custom(candidate.cases)
+            candidate = recheck(
+                candidate, loaded, cases, ground.recorded, reference=ground.baseline,
+                shards=len(parts) if parts else None,  # a merge holds each shard exactly once
+                custom=custom, ruler=ruler,
+            )  # fmt: skip
+            if kept is not None and not parts:  # only a run the gate could trust
+                said += (adopt_recorded(loaded, cases, candidate, kept),)
+        finally:
+            if kept is not None:
+                shutil.rmtree(kept, ignore_errors=True)
     if custom is not None and custom.network is not None:
         said += (f"sandbox: the judging process's network: {custom.network}",)
     candidate = restamped(candidate, loaded, mode)

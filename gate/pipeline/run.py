@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from gate import __version__, heap
@@ -264,20 +265,32 @@ def execute(
     )
 
 
-def seal_recorded(loaded: LoadedConfig, cases: Sequence[Case], results: RunResults) -> str:
-    """Seal what a supervised run recorded (it never holds the key); one line for the log."""
-    from gate.produce.recordings import seal_run
+def adopt_recorded(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    results: RunResults,
+    source: Path,
+    *,
+    every_entry: bool = False,
+) -> str:
+    """Write into the suite's recordings what a supervised run recorded into its own folder
+    (copied out to `source`) and the gate judged: dated, stamped and sealed by this
+    process, never as the run wrote them. One line for the log; ResultsError when the run's
+    recordings are not the answers it reported."""
+    from gate.produce.recordings import adopt_run
     from gate.produce.seal import KEY_ENV, held
 
+    inputs = {case.id: case.input for case in cases}
+    store = RecordingStore(loaded.recordings_dir)
+    system = loaded.resolved_system()
+    written = adopt_run(source, store, system, inputs, results.cases, every_entry=every_entry)
     key = held()
     if key is None:
         return (
-            f"recordings: not sealed ({KEY_ENV} is not set): a review cannot tell them "
-            "from recordings made by hand"
+            f"recordings: {written} answer(s) written by the gate, not sealed ({KEY_ENV} is "
+            "not set): a review cannot tell them from recordings made by hand"
         )
-    inputs = {case.id: case.input for case in cases}
-    sealed, left = seal_run(loaded.recordings_dir, loaded.resolved_system(), inputs, results.cases)
-    line = f"recordings: {sealed} answer(s) sealed with {KEY_ENV} (key id {key.key_id})"
-    if left:
-        line += f"; {left} left unsealed: the file does not hold the answer the run reported"
-    return line
+    return (
+        f"recordings: {written} answer(s) written by the gate and sealed with {KEY_ENV} "
+        f"(key id {key.key_id})"
+    )

@@ -18,7 +18,9 @@ verification), unless the Action's `verify` input or `check --verify` names one.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,7 @@ from gate.drift.replayed import base_store
 from gate.errors import CasegateError
 from gate.judging import checks
 from gate.pipeline.livejudge import judge_live
-from gate.pipeline.run import seal_recorded
+from gate.pipeline.run import adopt_recorded
 from gate.produce.answers import samples_for
 from gate.produce.dryrun import describe, plan_calls
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
@@ -135,31 +137,37 @@ def verify_changed(
     judged = sum(1 for case in chosen if checks.uses_judge(case.expect))
     for line in describe(loaded, planned, judged=judged)[:-1]:  # not "nothing was called"
         print(f"verify: {line.removeprefix('dry run: ')}", file=sys.stderr, flush=True)
-    child = run_supervised(
-        loaded.path,
-        loaded.overrides,
-        "record",
-        results,
-        expected=ids,
-        selection=Selection(tuple(ids)),
-        show_progress=False,
-        capture=capture,
-        reap=reap,
-        withhold=withhold,
-        sandbox=plan,
-        gate_judges=True,  # the judge is asked here, below, never by the run
-    )
-    said = [*child.sandbox_notes]
-    recorded = child.results
-    if recorded.interrupted:
-        raise CasegateError("verify: the run that records the changed cases was interrupted")
-    judge_live(recorded, chosen, loaded, "record")  # recorded, and sealed, by this process
-    said.append(seal_recorded(loaded, chosen, recorded))
-    failed = sorted(case.id for case in recorded.cases if case.status == "error")
-    said.insert(0, f"verify: recorded again by CI, live: {listed(tuple(ids))}")
-    if failed:
-        said.append(
-            f"verify: {len(failed)} case(s) could not be recorded again (a call failed): "
-            f"{listed(tuple(failed))}; they are judged on the author's recordings"
+    kept = Path(tempfile.mkdtemp(prefix="casegate-verify-"))
+    try:
+        child = run_supervised(
+            loaded.path,
+            loaded.overrides,
+            "record",
+            results,
+            expected=ids,
+            selection=Selection(tuple(ids)),
+            show_progress=False,
+            capture=capture,
+            reap=reap,
+            withhold=withhold,
+            sandbox=plan,
+            gate_judges=True,  # the judge is asked here, below, never by the run
+            recordings_into=kept,  # the run's recordings are its claim until checked here
         )
+        recorded = child.results
+        if recorded.interrupted:
+            raise CasegateError("verify: the run that records the changed cases was interrupted")
+        failed = sorted(case.id for case in recorded.cases if case.status == "error")
+        if failed:
+            # An error is never a pass: judged on the author's recordings instead, a case
+            # whose call failed (or that the run made fail) would escape verification.
+            raise CasegateError(
+                f"verify: {len(failed)} case(s) could not be recorded again (a call failed): "
+                f"{listed(tuple(failed))}; the check cannot judge them on CI's answers, rerun it"
+            )
+        said = [f"verify: recorded again by CI, live: {listed(tuple(ids))}", *child.sandbox_notes]
+        said.append(adopt_recorded(loaded, chosen, recorded, kept))
+        judge_live(recorded, chosen, loaded, "record")  # asked, recorded and sealed here
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
     return Verification(tuple(ids), tuple(said))

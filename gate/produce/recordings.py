@@ -29,9 +29,9 @@ from pydantic import ValidationError
 from gate.errors import CasegateError, ResultsError
 from gate.files import TEMPORARY_SUFFIX, cannot_write, parse_json, write_text
 from gate.limits import MAX_RECORDING_BYTES, read_limited
-from gate.outputs import Output
+from gate.outputs import Output, ToolCall
 from gate.produce.seal import provenance, sealed_entry
-from gate.results import CaseOutputs
+from gate.results import CaseOutputs, SampleResult
 from gate.yamlfile import dotted
 
 try:
@@ -285,29 +285,94 @@ class RecordingStore:
                 yield work
 
 
-def seal_run(
-    folder: Path,
+def adopt_run(
+    source: Path,
+    target: RecordingStore,
     system: Mapping[str, Any],
     inputs: Mapping[str, Mapping[str, Any]],
     cases: Iterable[CaseOutputs],
-) -> tuple[int, int]:
-    """Seal what a supervised run recorded into `folder` (gate.produce.seal.seal_answers):
-    each answered sample of `cases`, keyed as the run keyed it, by the case `inputs` and
-    the resolved `system`. Returns (sealed, left unsealed); nothing without the key."""
-    from gate.outputs import ToolCall
-    from gate.produce.seal import seal_answers
+    *,
+    every_entry: bool = False,
+) -> int:
+    """Write into `target` what a supervised run recorded into its own folder `source`
+    (untrusted files the gate copied out): each answered sample of `cases`, keyed by the
+    case `inputs` and the resolved `system`, whose recording holds exactly the answer the
+    run reported. The gate writes each entry afresh (its date, provenance and seal are
+    this process's) and copies the cases' service entries (embeddings, moderation scores);
+    with `every_entry` (a run of merged code: the baseline after a merge), every other entry
+    of those cases too, as the run wrote it (the judge's verdicts it asked for).
+    Returns how many samples it wrote; raises ResultsError, writing nothing, when a
+    recording is missing or holds another answer than the run reported."""
+    from gate.produce.services.recorded import PREFIXES
 
+    theirs = RecordingStore(source)
     fingerprint = system_fingerprint(system)
-    answered = [
-        (
-            case.id,
-            request_key(fingerprint, inputs[case.id], sample.sample),
-            sample.text,
-            [ToolCall.model_validate(call) for call in sample.tool_calls],
+    chosen: list[tuple[str, str, int, Output]] = []
+    services: list[tuple[str, str, dict[str, Any]]] = []
+    problems: list[str] = []
+    for case in cases:
+        if case.id not in inputs:
+            continue
+        try:
+            entries = theirs.entries(case.id)
+        except CasegateError as exc:
+            problems.append(exc.problems[0])
+            continue
+        for sample in case.outputs:
+            if sample.status == "error":
+                continue  # a failed call is never recorded
+            key = request_key(fingerprint, inputs[case.id], sample.sample)
+            output = _reported(entries.get(key), sample)
+            if output is None:
+                problems.append(f"case {case.id!r} sample {sample.sample}")
+                continue
+            chosen.append((case.id, key, sample.sample, output))
+        answers = {key for case_id, key, _, _ in chosen if case_id == case.id}
+        services += [
+            (case.id, key, entry)
+            for key, entry in entries.items()
+            if isinstance(entry, dict)
+            and key not in answers
+            and (every_entry or key.startswith(tuple(PREFIXES.values())))
+        ]
+    if problems:
+        shown = ", ".join(problems[:5]) + (
+            f" and {len(problems) - 5} more" if len(problems) > 5 else ""
         )
-        for case in cases
-        if case.id in inputs
-        for sample in case.outputs
-        if sample.status != "error"
-    ]
-    return seal_answers(RecordingStore(folder), answered)
+        raise ResultsError(
+            f"the run's recordings do not hold the answers it reported ({shown}): nothing it "
+            "recorded was kept"
+        )
+    for case_id, key, number, output in chosen:
+        target.put(case_id, key, output, system=system, fingerprint=fingerprint, sample=number)
+    for case_id, key, entry in services:
+        target.put_entry(case_id, key, entry)
+    return len(chosen)
+
+
+def _reported(entry: Any, sample: SampleResult) -> Output | None:
+    """The recorded output when it is the answer `sample` reports, figure for figure."""
+    if not isinstance(entry, dict):
+        return None
+    try:
+        output = Output.model_validate(entry.get("output"))
+        calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
+    except ValidationError:
+        return None
+    reported = (
+        sample.text,
+        calls,
+        sample.latency_ms,
+        sample.input_tokens,
+        sample.output_tokens,
+        sample.stop_reason,
+    )
+    held = (
+        output.text,
+        output.tool_calls,
+        output.latency_ms,
+        output.input_tokens,
+        output.output_tokens,
+        output.stop_reason,
+    )
+    return output if held == reported else None

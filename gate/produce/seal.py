@@ -8,8 +8,9 @@ over the case, the request key and the whole entry. An author cannot make one, a
 edit to any field of a sealed entry, or the entry moved to another request, breaks it.
 
 The key is read once, in the process that gates (`hold_from_environment`), taken out of
-its environment, and never given to a supervised run: a run records unsealed, and the
-gate seals afterwards what that run answered (`seal_answers`).
+its environment, and never given to a supervised run: a run records into a folder of its
+own, and the gate writes afresh, dated and sealed, the answers it judged
+(gate.produce.recordings.adopt_run).
 """
 
 from __future__ import annotations
@@ -18,15 +19,13 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterable, Mapping, MutableMapping
+import re
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from gate import __version__
 from gate.errors import ConfigError
-
-if TYPE_CHECKING:
-    from gate.outputs import ToolCall
 
 KEY_ENV = "CASEGATE_RECORDING_KEY"
 #: a shorter value is refused: it would be a password, not a key
@@ -35,6 +34,7 @@ SEAL_PREFIX = "hmac-sha256"
 #: the fields of an entry a seal covers: all of them, but the seal itself
 SEAL_FIELD = "seal"
 _DOMAIN = "casegate.recording/1"
+_MAC = re.compile(r"[0-9a-f]{64}")
 
 SealState = Literal["sealed", "unsealed", "broken", "other key"]
 
@@ -75,6 +75,8 @@ class RecordingKey:
             return "broken"
         if parts[1] != self.key_id:
             return "other key"
+        if not _MAC.fullmatch(parts[2]):
+            return "broken"  # compare_digest takes ASCII only: checked here, never raised
         try:
             expected = self._mac(case_id, request, entry)
         except (TypeError, ValueError):  # a value JSON cannot carry: not what was sealed
@@ -100,8 +102,12 @@ def hold_from_environment(environ: MutableMapping[str, str] | None = None) -> No
     """Take the key out of the environment (so no process started later inherits it) and
     hold it for this process's recordings and seal checks. Masked in everything written."""
     global _held
-    from gate.secrets import remember
+    from gate.secrets import hide_from_proc, remember
 
+    # Blanked where /proc/PID/environ shows it first: a process of the same user (the
+    # suite's code, in a run on a runner with no sandbox) reads the starting environment
+    # there, and once popped from os.environ the entry can no longer be found to blank.
+    hide_from_proc([KEY_ENV])
     source = os.environ if environ is None else environ
     value = source.pop(KEY_ENV, "")
     os.environ.pop(KEY_ENV, None)
@@ -131,56 +137,12 @@ def provenance() -> dict[str, str]:
 
 
 def sealed_entry(case_id: str, request: str, entry: dict[str, Any]) -> dict[str, Any]:
-    """`entry` with a seal when this process holds the key (unchanged otherwise)."""
+    """`entry` with a seal when this process holds the key (unchanged otherwise). An entry
+    JSON cannot carry exactly (a NaN, a lone surrogate) is left unsealed."""
+    entry.pop(SEAL_FIELD, None)
     if _held is None:
         return entry
-    entry.pop(SEAL_FIELD, None)
-    return {**entry, SEAL_FIELD: _held.seal(case_id, request, entry)}
-
-
-def seal_answers(
-    store: Any, answered: Iterable[tuple[str, str, str | None, list[ToolCall]]]
-) -> tuple[int, int]:
-    """Seal, in `store`, what a supervised run recorded and the gate then judged: each
-    (case id, request key, text, tool calls) of the run's results whose stored entry
-    holds that same answer. Returns (sealed, left unsealed); nothing without the key."""
-    if _held is None:
-        return 0, 0
-    by_case: dict[str, list[tuple[str, str | None, list[ToolCall]]]] = {}
-    for case_id, request, text, tool_calls in answered:
-        by_case.setdefault(case_id, []).append((request, text, tool_calls))
-    done = left = 0
-    with store.exclusive() as work:
-        for case_id, items in sorted(by_case.items()):
-            try:
-                document = store.read_file(store.path_for(case_id))
-            except FileNotFoundError:
-                left += len(items)
-                continue
-            responses = document["responses"]
-            changed = False
-            for request, text, tool_calls in items:
-                entry = responses.get(request)
-                # Only what the gate judged: an entry holding another answer than the one
-                # the run reported is not sealed, whoever wrote it.
-                if not isinstance(entry, dict) or not _holds(entry, text, tool_calls):
-                    left += 1
-                    continue
-                responses[request] = sealed_entry(case_id, request, dict(entry))
-                changed = True
-                done += 1
-            if changed:
-                store.write_file(store.path_for(case_id), document, work)
-    return done, left
-
-
-def _holds(entry: Mapping[str, Any], text: str | None, tool_calls: list[ToolCall]) -> bool:
-    from pydantic import ValidationError
-
-    from gate.outputs import Output
-
     try:
-        output = Output.model_validate(entry.get("output"))
-    except ValidationError:
-        return False
-    return output.text == text and output.tool_calls == tool_calls
+        return {**entry, SEAL_FIELD: _held.seal(case_id, request, entry)}
+    except (TypeError, ValueError):
+        return entry

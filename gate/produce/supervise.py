@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -41,6 +42,9 @@ from gate.produce.sandbox import (
 from gate.results import RunResults, ensure_replaceable, read_results
 from gate.suite.config import Mode
 from gate.suite.select import Selection
+
+#: a recording file's name, as gate.produce.recordings names one
+_RECORDING_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.json")
 
 #: variables the child never sees: the pull request's code must not reach them
 WITHHELD = (
@@ -106,6 +110,7 @@ def run_supervised(
     sandbox: SandboxPlan | None = None,
     estimate: bool = False,
     gate_judges: bool = False,
+    recordings_into: Path | None = None,
 ) -> ChildRun:
     """Run the suite in a child; the results only when they are complete.
 
@@ -114,6 +119,10 @@ def run_supervised(
     and every process it leaves is ended before its files are read, as untrusted data.
     With `gate_judges` (`casegate check`, whose gate judges every output itself) the child
     judges only what the gate cannot (gate.pipeline.run.execute).
+
+    With `recordings_into` (a folder of the gate's) the child records into a folder of its
+    own, never the suite's, and what it wrote there is copied into `recordings_into` as
+    untrusted files once it has ended: the gate decides what of it to keep.
 
     Raises IncompleteRun when the child ended early or wrote less than `expected`,
     and the child's own CasegateError problems when it refused to run.
@@ -136,6 +145,9 @@ def run_supervised(
         status_path = folder.run / "status.json"
         partial = folder.run / "results.json"
         chosen = selection or Selection()
+        own_recordings = folder.run / "recordings"
+        if recordings_into is not None:
+            overrides = [*overrides, f"recordings={own_recordings}"]
         request = {
             "config": str(config),
             "overrides": list(overrides),
@@ -181,6 +193,8 @@ def run_supervised(
             )
             printed = wait_for_child(child, reap, who)
         notes = _sandbox_notes(folder, who)
+        if recordings_into is not None:
+            _copy_recordings(own_recordings, recordings_into)
         status = _status(status_path)
         code = child.returncode
         problems = status.get("problems")
@@ -196,6 +210,23 @@ def run_supervised(
                 "the process (sys.exit, os._exit, a signal)"
             )
         return ChildRun(_kept(written, folder, out, expected), printed, notes)
+
+
+def _copy_recordings(source: Path, target: Path) -> None:
+    """The recording files the child wrote into its own folder, copied as untrusted data:
+    regular files with a recording's name and size, never a link."""
+    from gate.limits import MAX_RECORDING_BYTES
+
+    if not source.is_dir() or source.is_symlink():
+        return
+    with os.scandir(source) as found:
+        for item in found:
+            if item.name.startswith(".") or not item.name.endswith(".json"):
+                continue  # the recorders' lock and temporaries
+            if not item.is_file(follow_symlinks=False) or not _RECORDING_NAME.fullmatch(item.name):
+                continue
+            data = read_untrusted(Path(item.path), MAX_RECORDING_BYTES, "a recording the run wrote")
+            write_bytes(target / item.name, data)
 
 
 def _sandbox_notes(folder: Folder, who: Identity | None) -> tuple[str, ...]:
