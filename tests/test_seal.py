@@ -342,16 +342,22 @@ def test_verify_is_the_base_configs_and_a_pull_request_cannot_switch_it_off(
 def test_without_the_providers_key_verify_says_so_and_records_nothing(
     sealed_repo: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The base's system reads its key from BOT_KEY; the change forges both answers.
+    git("checkout", "-q", "main", cwd=sealed_repo.root)
     config = sealed_repo.config_path.read_text().replace(
         "target:", "api_key_env: BOT_KEY\n  target:"
     )
     sealed_repo.config_path.write_text(config)
-    assert main(["record", "--quiet"]) == 0
+    git("commit", "-qam", "the system's key", cwd=sealed_repo.root)
+    git("checkout", "-q", "change", cwd=sealed_repo.root)
+    git("merge", "-q", "main", cwd=sealed_repo.root)
+    for name in ("greet", "echo"):
+        _edit(sealed_repo, name, lambda entry: entry["output"].update(text="forged"))
     before = (sealed_repo.root / "recordings" / "greet.json").read_text()
     monkeypatch.delenv("BOT_KEY", raising=False)
     code = main(["check", "--base", "main", "--quiet", "--verify", "changed"])
     out, err = capsys.readouterr()
-    assert code == 0, out + err
+    assert code == 1, out + err  # the forged answers fail their checks
     assert (
         "verify: 2 case(s) on changed recordings were not recorded again: BOT_KEY is not set" in err
     )
@@ -367,3 +373,18 @@ def test_the_actions_verify_input_is_off_changed_or_empty() -> None:
     assert read_inputs({"INPUT_VERIFY": ""}).verify is None  # the base config's `verify:`
     with pytest.raises(ConfigError, match="input `verify` must be off or changed, not 'yes'"):
         read_inputs({"INPUT_VERIFY": "yes"})
+
+
+def test_turning_verification_on_leaves_the_baseline_fresh(sealed_repo: Project) -> None:
+    from gate.deciding.staleness import baseline_warnings
+    from gate.results import read_results
+    from gate.suite.config import load_config
+
+    sealed_repo.config_path.write_text(sealed_repo.config_path.read_text() + "verify: changed\n")
+    loaded = load_config(sealed_repo.config_path)
+    assert loaded.config.verify == "changed"
+    baseline = read_results(sealed_repo.root / "baselines" / "demo.json")
+    assert baseline_warnings(baseline, loaded) == []
+    # What does change a verdict still warns: the control.
+    sealed_repo.config_path.write_text(sealed_repo.config_path.read_text() + "samples: 3\n")
+    assert baseline_warnings(baseline, load_config(sealed_repo.config_path)) != []

@@ -21,10 +21,12 @@ from gate.results import SCHEMA, RunResults
 from gate.suite.config import Config, LoadedConfig
 from gate.yamlfile import printable
 
-#: keys that change no verdict: how fast, what is only warned about, and how the system is
-#: reached (its transport settings and labels, which recordings ignore too)
+#: keys that change no verdict: how fast, what is only warned about, how the system is
+#: reached (its transport settings and labels, which recordings ignore too), and whether a
+#: pull request's changed recordings are made again first (`verify`)
 NOT_MEASURED = frozenset(
     {"concurrency", "baseline_max_age_days", "drift", "recordings.max_age_days", "history"}
+    | {"verify"}
     | {f"system.{key}" for key in TRANSPORT_KEYS}
 )
 REFRESH = "refresh it with `casegate baseline` (the Action's `command: baseline`)"

@@ -15,13 +15,15 @@ import datetime as dt
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gate.deciding.basetree import inside
 from gate.deciding.replayed import LastDrift, ReplayAccount, account, day_of
 from gate.drift.report import read_report
 from gate.errors import CasegateError
 from gate.history.locate import drift_relative, trusted_export
+from gate.judging.checks.graded import pairwise_rubric, uses_judge
+from gate.judging.judge import judge_input, pin_fingerprint
 from gate.limits import MB, read_limited
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
 from gate.produce.seal import KEY_ENV, RecordingKey, held
@@ -146,7 +148,7 @@ def for_check(
         try:
             trees = (ruling.base_tree, ruling.head_tree)
             changed_cases, changed, sealed_cases = _changed(
-                loaded, ruling, trees, used, recorded, sealing
+                loaded, cases, ruling, trees, used, recorded, sealing
             )
         except CasegateError as exc:
             changed_problem = f"the recordings this pull request changed are unknown: {exc}"
@@ -166,6 +168,30 @@ def for_check(
         drift_source=source,
         drift_problem=problem,
     )
+
+
+def judge_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list[str]:
+    """The recording keys of the pinned judge's verdicts on these output texts of `case`
+    (its pointwise judge; none for a pairwise one, keyed on the baseline's output too)."""
+    pin = loaded.config.judge
+    if pin is None or not uses_judge(case.expect) or pairwise_rubric(case.expect) is not None:
+        return []
+    fingerprint = pin_fingerprint(pin)
+    rubric = case.expect["judge"]["rubric"].strip()  # as gate.judging.checks.llm_judge reads it
+    return [request_key(fingerprint, judge_input(rubric, case.input, text), 0) for text in texts]
+
+
+def changed_verdicts(
+    mine: RecordingStore, base: RecordingStore | None, case_id: str, keys: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """The judge's verdicts among `keys` that this folder holds and the base lacks or
+    holds otherwise: an author can flip a recorded FAIL to PASS without touching the
+    answer it judges."""
+    if not keys:
+        return {}
+    now = mine.entries(case_id)
+    before = base.entries(case_id) if base is not None else {}
+    return {key: now[key] for key in keys if key in now and now[key] != before.get(key)}
 
 
 def base_store(
@@ -193,6 +219,7 @@ def base_store(
 
 def _changed(
     loaded: LoadedConfig,
+    cases_of: Sequence[Case],
     ruling: Ruling,
     trees: tuple[Path, Path],
     used: dict[str, list[tuple[int, str]]],
@@ -204,22 +231,38 @@ def _changed(
     ones whose every such recording CI sealed. `trees`: (base, head)."""
     base = base_store(loaded, ruling, trees)
     mine = RecordingStore(loaded.recordings_dir)
+    by_id = {case.id: case for case in cases_of}
     cases, count, sealed = [], 0, []
     for case_id, samples in sorted(used.items()):
         keys = [request for _, request in samples]
-        before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
         now = [(recorded[(case_id, n)], recorded.captured.get((case_id, n))) for n, _ in samples]
+        try:
+            before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
+            texts = [new[0].text for new in now if new[0] is not None]
+            keys_judged = judge_keys(loaded, by_id[case_id], texts) if case_id in by_id else []
+            verdicts = changed_verdicts(mine, base, case_id, keys_judged)
+        except CasegateError:
+            # Unreadable on either side: this case counts as changed and unsealed (failing
+            # closed, case by case: one bad file must not clear the others).
+            cases.append(case_id)
+            count += len(samples)
+            continue
         # Absent on the base, another output, or the same output captured again.
         differ = [
             (request, new, old)
             for (_, request), new, old in zip(samples, now, before, strict=True)
             if old[0] is None or old != new
         ]
-        if differ:
+        if differ or verdicts:
             cases.append(case_id)
-            count += len(differ)
-            if key is not None and all(
-                _sealed_by_ci(key, mine, case_id, request, new, old) for request, new, old in differ
+            count += len(differ) + len(verdicts)
+            if (
+                key is not None
+                and all(
+                    _sealed_by_ci(key, mine, case_id, request, new, old)
+                    for request, new, old in differ
+                )
+                and all(key.state(case_id, k, v) == "sealed" for k, v in verdicts.items())
             ):
                 sealed.append(case_id)
     return cases, count, sealed

@@ -46,6 +46,7 @@ from gate.holdout.verdicts import compare_runs
 from gate.judging import judgeproc, pairwise
 from gate.judging.calibration import judge_lines, read_calibration
 from gate.judging.judgeproc import CustomVerdicts
+from gate.logsafe import flatten
 from gate.outputs import Output
 from gate.pipeline.confirm import confirm
 from gate.pipeline.livejudge import judge_live
@@ -192,21 +193,34 @@ def check(
     # The supervised run never gets the slice's key; nor may it read it where the kernel
     # shows this process's starting environment.
     hide_from_proc(holdout.key_variables(loaded, ruling))
+    ground = read_ground(loaded, cases, mode, baseline_path, ruling, environ, selection, sandbox)
     verified = Verification()
     if mode == "replay" and not parts and setting(loaded, ruling, verify) == "changed":
-        # Before anything is read: the replay that follows judges what CI recorded.
-        verified = verify_changed(
-            loaded, cases, ruling, environ,
-            plan=sandbox_plan(sandbox, loaded, "record", environ),
-            withhold=withheld(loaded, ruling, "record"),
-            results=out.with_name(f"{out.stem}-verify.json"), capture=capture, reap=reap,
-        )  # fmt: skip
-    ground = read_ground(loaded, cases, mode, baseline_path, ruling, environ, selection, sandbox)
+        if selection is not None and selection.shard is not None:
+            # Each shard's job has a checkout of its own: what it recorded would not be
+            # what the merging job replays.
+            verified = Verification(said=("verify: not run in a shard's job",))
+        else:
+            # After the ground is read (the run's code never sees the baseline it is held
+            # to), before the recordings are: the replay judges what CI recorded.
+            verified = verify_changed(
+                loaded, cases, ruling, environ,
+                plan=sandbox_plan(sandbox, loaded, "record", environ),
+                withhold=withheld(loaded, ruling, "record"),
+                results=out.with_name(f"{out.stem}-verify.json"), capture=capture, reap=reap,
+            )  # fmt: skip
+        if verified.recorded:
+            ground = dataclasses.replace(
+                ground,
+                recorded=snapshot(loaded, cases, mode),
+                pair_verdicts=pairwise.snapshot(loaded, cases, ruling, mode),
+            )
     judged = produce_and_judge(
         loaded, cases, mode, ground, ruling, environ=environ, selection=selection, parts=parts,
         out=out, show_progress=show_progress, capture=capture, reap=reap,
     )  # fmt: skip
-    judged = dataclasses.replace(judged, said=(*verified.said, *judged.said))
+    said = (*(flatten(line) for line in verified.said), *judged.said)
+    judged = dataclasses.replace(judged, said=said)
     candidate = judged.candidate
     if candidate.interrupted or candidate.shard is not None:
         # A partial run is never gated; a shard's part is the gate's account, for the merge.

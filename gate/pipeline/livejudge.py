@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
+from gate.deciding.recheck import UntrustedRun
 from gate.errors import SystemCallError
 from gate.judging import checks
 from gate.judging.sample import make_grader
@@ -48,13 +51,14 @@ def judge_live(
         for sample in result.outputs:
             if sample.status == "error":
                 continue  # an error is never a pass: nothing to ask about
-            subject = checks.Subject(
-                sample.text or "",
-                case.input,
-                [ToolCall.model_validate(call) for call in sample.tool_calls],
-                case,
-                grader,
-            )
+            try:
+                calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
+            except ValidationError:
+                raise UntrustedRun(
+                    f"the run reported a malformed tool call for case {case.id!r} "
+                    f"(sample {sample.sample}): its results cannot be trusted"
+                ) from None
+            subject = checks.Subject(sample.text or "", case.input, calls, case, grader)
             try:
                 mine = {v.check: v for v in checks.evaluate(judges, subject)}
             except SystemCallError as exc:

@@ -27,9 +27,10 @@ from pathlib import Path
 
 from gate.deciding.replayed import listed
 from gate.deciding.ruler import Ruling
-from gate.drift.replayed import base_store
+from gate.drift.replayed import base_store, changed_verdicts, judge_keys
 from gate.errors import CasegateError
 from gate.judging import checks
+from gate.logsafe import flatten
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.run import adopt_recorded
 from gate.produce.answers import samples_for
@@ -37,6 +38,7 @@ from gate.produce.dryrun import describe, plan_calls
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
 from gate.produce.sandbox import SandboxPlan
 from gate.produce.supervise import run_supervised
+from gate.results import RunResults
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
 from gate.suite.select import Selection
@@ -95,8 +97,15 @@ def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -
             continue
         before = before or [(None, None)] * len(keys)
         needed = fixed or loaded.config.adaptive.start
-        if any(output is None for output, _ in now[:needed]) or any(
-            new[0] is not None and new != old for new, old in zip(now, before, strict=True)
+        texts = [output.text for output, _ in now if output is not None]
+        try:
+            verdicts = changed_verdicts(mine, base, case.id, judge_keys(loaded, case, texts))
+        except CasegateError:
+            verdicts = {"unreadable": {}}
+        if (
+            any(output is None for output, _ in now[:needed])
+            or any(new[0] is not None and new != old for new, old in zip(now, before, strict=True))
+            or verdicts  # a judge's verdict edited, its answer left alone
         ):
             changed.append(case.id)
     return changed
@@ -121,8 +130,28 @@ def verify_changed(
     ids = changed_cases(loaded, cases, ruling)
     if not ids:
         return Verification(said=("verify: no recording changed against the base commit",))
+    # The base's pins say which keys it takes and who is asked: a pull request that points
+    # the system elsewhere, or names another key, gets no recording made with the key.
+    ruler = ruling.base.loaded if ruling.base is not None else loaded
+    moved = _transport_change(loaded, ruler)
+    if moved:
+        # The base asked for verification and the change itself prevents it: no verdict.
+        raise CasegateError(
+            f"verify: the pull request changes {moved}, and CI records only where and with "
+            "the key the base does; make that change on its own, or turn verification off "
+            "on the base, then rerun"
+        )
+    judged = any(checks.uses_judge(case.expect) for case in cases)
+    if judged and loaded.config.judge != ruler.config.judge:
+        return Verification(
+            said=(
+                "verify: not run: the pull request changes the judge pin (a ruler change); "
+                + _AUTHORS.format(len(ids)),
+            )
+        )
     source = os.environ if environ is None else environ
-    missing = [name for name in needed_keys(loaded, cases) if not source.get(name)]
+    needed = dict.fromkeys([*needed_keys(ruler, cases), *needed_keys(loaded, cases)])
+    missing = [name for name in needed if not source.get(name)]
     if missing:
         return Verification(
             said=(
@@ -134,9 +163,9 @@ def verify_changed(
     chosen = [case for case in cases if case.id in set(ids)]
     # What it will spend, said before it is spent (as `record --dry-run` says it).
     planned = plan_calls(loaded, chosen, only_missing=False, estimate=False)
-    judged = sum(1 for case in chosen if checks.uses_judge(case.expect))
-    for line in describe(loaded, planned, judged=judged)[:-1]:  # not "nothing was called"
-        print(f"verify: {line.removeprefix('dry run: ')}", file=sys.stderr, flush=True)
+    asked = sum(1 for case in chosen if checks.uses_judge(case.expect))
+    for line in describe(loaded, planned, judged=asked)[:-1]:  # not "nothing was called"
+        print(flatten(f"verify: {line.removeprefix('dry run: ')}"), file=sys.stderr, flush=True)
     kept = Path(tempfile.mkdtemp(prefix="casegate-verify-"))
     try:
         child = run_supervised(
@@ -167,7 +196,44 @@ def verify_changed(
             )
         said = [f"verify: recorded again by CI, live: {listed(tuple(ids))}", *child.sandbox_notes]
         said.append(adopt_recorded(loaded, chosen, recorded, kept))
-        judge_live(recorded, chosen, loaded, "record")  # asked, recorded and sealed here
+        # Asked here under the base's config (its code, for a python judge; its endpoint
+        # and key), recorded and sealed, then put beside the answers the replay reads.
+        judge_live(recorded, chosen, ruler, "record")
+        if ruler is not loaded:
+            _copy_verdicts(ruler, loaded, chosen, recorded)
     finally:
         shutil.rmtree(kept, ignore_errors=True)
-    return Verification(tuple(ids), tuple(said))
+    return Verification(tuple(ids), tuple(flatten(line) for line in said))
+
+
+_AUTHORS = "the {} case(s) on changed recordings are judged on the author's recordings"
+#: the system's keys that say where a request goes and with which key
+_TRANSPORT = ("base_url", "api_key_env")
+
+
+def _transport_change(loaded: LoadedConfig, ruler: LoadedConfig) -> str | None:
+    """The system key, among those that say where a request goes and with which key, that
+    the change sets otherwise than the base (None: none)."""
+    mine, theirs = loaded.resolved_system(), ruler.resolved_system()
+    for key in _TRANSPORT:
+        if mine.get(key) != theirs.get(key):
+            return f"system.{key}"
+    return None
+
+
+def _copy_verdicts(
+    ruler: LoadedConfig, loaded: LoadedConfig, cases: Sequence[Case], recorded: RunResults
+) -> None:
+    """The judge's verdicts on the recorded answers, from where the base's config keeps
+    them to the suite's recordings (sealed already: a seal names its case and key)."""
+    theirs, mine = RecordingStore(ruler.recordings_dir), RecordingStore(loaded.recordings_dir)
+    by_id = {case.id: case for case in cases}
+    for result in recorded.cases:
+        case = by_id.get(result.id)
+        if case is None:
+            continue
+        texts = [sample.text or "" for sample in result.outputs if sample.status != "error"]
+        entries = theirs.entries(case.id)
+        for key in judge_keys(ruler, case, texts):
+            if isinstance(entries.get(key), dict):
+                mine.put_entry(case.id, key, entries[key])
