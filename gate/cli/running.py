@@ -154,6 +154,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     import tempfile
 
     from gate.pipeline import check as pipeline
+    from gate.pipeline.givens import ruled_mode
     from gate.reporting import report
     from gate.reporting.junit import write_junit
 
@@ -164,7 +165,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             loaded,
             cases,
             baseline_path=pipeline.baseline_for(loaded, args.baseline),
-            mode=args.mode or pipeline.ruled_mode(loaded, ruling),
+            mode=args.mode or ruled_mode(loaded, ruling),
             out=args.out or _default_out(loaded.config.suite),
             report_path=args.report,
             show_progress=not args.quiet,

@@ -287,6 +287,7 @@ def run_check(
 ) -> int:
     from gate.github.api import CommentError, GitHub, marker_for
     from gate.pipeline import check as pipeline
+    from gate.pipeline.givens import ruled_mode
     from gate.reporting import report
 
     suite = loaded.config.suite
@@ -297,7 +298,7 @@ def run_check(
     pull = event.get("pull_request") if event_name == "pull_request" else None
     ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
     if ruling is not None and inputs.mode is None:
-        mode = pipeline.ruled_mode(loaded, ruling)  # how outputs are made is not the PR's to say
+        mode = ruled_mode(loaded, ruling)  # how outputs are made is not the PR's to say
     marker = marker_for(suite)
     shard = Shard.parse(inputs.shard) if inputs.shard else None
     cases = select(cases, Selection(shard=shard))

@@ -29,7 +29,7 @@ def run_baseline(
     from gate.history.commands import add_run, default_commit
     from gate.history.locate import working_export
     from gate.holdout import scoring as holdout
-    from gate.pipeline.check import sandbox_plan
+    from gate.pipeline.givens import sandbox_plan
     from gate.pipeline.run import adopt_recorded
     from gate.produce.supervise import run_supervised
     from gate.reporting.terminal import run_summary

@@ -1,9 +1,9 @@
 """`casegate check` and the GitHub Action's check, as a pipeline of stages:
 
-    verify_changed     with `verify: changed`, the recordings the change added or changed
-                       made again by CI, live (gate.pipeline.verify)        -> Verification
     read_ground        the baseline, the rule and everything else the candidate is held
                        to, read before any of the suite's code runs         -> Ground
+    verify_changed     with `verify: changed`, the recordings the change added or changed
+                       made again by CI, live (gate.pipeline.verify)        -> Verification
     produce_and_judge  the outputs (from the recordings in replay, else a supervised
                        run), each judged once by this process                -> Judged
     compared           case by case against the baseline, built whole       -> Comparison
@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,17 +47,17 @@ from gate.judging.judgeproc import CustomVerdicts
 from gate.logsafe import flatten
 from gate.outputs import Output
 from gate.pipeline.confirm import confirm
+from gate.pipeline.givens import judging_tree, sandbox_plan, withheld
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
 from gate.pipeline.run import adopt_recorded
 from gate.pipeline.verify import Verification, setting, verify_changed
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
-from gate.produce.sandbox import plan as plan_sandbox
 from gate.produce.supervise import run_supervised
 from gate.reporting import report
 from gate.results import CaseOutputs, RunResults, read_results, write_results
-from gate.secrets import hide_from_proc, key_variables
+from gate.secrets import hide_from_proc
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.suite.sections import CalibrationBar, GateConfig
@@ -447,48 +445,6 @@ REPLAYED_IN_GATE = (
     "replay: no code of the suite ran to produce the outputs (they are the recordings, "
     "read by the gate)"
 )
-
-
-def withheld(loaded: LoadedConfig, ruling: Ruling | None, mode: Mode) -> list[str]:
-    """What the supervised run never sees: the held-out slice's key, and in replay (which
-    calls no provider) every provider key the config may name."""
-    keys = holdout.key_variables(loaded, ruling)
-    if mode == "replay":
-        keys += sorted(key_variables(loaded.as_dict()))
-    return keys
-
-
-def ruled_mode(loaded: LoadedConfig, ruling: Ruling | None) -> Mode:
-    """The mode a check runs in when none is given: the base commit's under a ruling (a
-    pull request that switches to `live` would run its code with the network and keys)."""
-    if ruling is not None and ruling.base_config is not None:
-        return ruling.base_config.config.mode
-    return loaded.config.mode
-
-
-def judging_tree(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path, Path]:
-    """Where custom checks are imported from, and the tree that folder lies in: the
-    base commit's extraction while its ruler judges, else the suite's own folder."""
-    if ruling is not None and ruling.base is not None and ruling.base_tree is not None:
-        return ruling.base.loaded.root, ruling.base_tree
-    if ruling is not None and ruling.head_tree is not None:
-        return loaded.root, ruling.head_tree
-    return loaded.root, loaded.root
-
-
-def sandbox_plan(
-    mode: SandboxMode, loaded: LoadedConfig, run_mode: Mode, environ: Mapping[str, str] | None
-) -> SandboxPlan:
-    """The protections the run gets: it must read the suite and the interpreter."""
-    import gate
-
-    reads = [loaded.root, Path(sys.prefix), Path(sys.base_prefix), Path(gate.__file__).parent]
-    return plan_sandbox(
-        mode,
-        replay=run_mode == "replay",
-        reads=reads,
-        environ=os.environ if environ is None else environ,
-    )
 
 
 def restamped(candidate: RunResults, loaded: LoadedConfig, mode: Mode) -> RunResults:
