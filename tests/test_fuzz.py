@@ -61,16 +61,43 @@ def guarded() -> Iterator[None]:
     # Stuck in C code, where the alarm cannot interrupt: dump every stack and stop.
     faulthandler.dump_traceback_later(HANG_S * 3, exit=True)
     signal.alarm(HANG_S)
-    tracemalloc.start()  # only around the loader: tracing hypothesis too would triple the time
+    # The kernel's peak resident size, reset before the example: what the loader's Python
+    # and C (libyaml) allocations took at most, for two reads of /proc. Elsewhere,
+    # tracemalloc (Python's allocations only, and it doubles a fuzzer's time).
+    before = _reset_peak()
+    if before is None:
+        tracemalloc.start()
     try:
         yield
-        peak = tracemalloc.get_traced_memory()[1]
+        if before is None:
+            peak = tracemalloc.get_traced_memory()[1]
+        else:
+            peak = _status_bytes("VmHWM") - before
     finally:
-        tracemalloc.stop()
+        if before is None:
+            tracemalloc.stop()
         signal.alarm(0)
         faulthandler.cancel_dump_traceback_later()
         signal.signal(signal.SIGALRM, previous)
     assert peak < MEMORY_CAP, f"the example peaked at {peak / 2**20:.0f} MB"
+
+
+def _status_bytes(field: str) -> int:
+    """A size line of /proc/self/status (`VmRSS:  1234 kB`), in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+def _reset_peak() -> int | None:
+    """Reset the process's peak resident size (Linux 4.0+) and return the size now; None
+    where that cannot be done."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return _status_bytes("VmRSS")
+    except OSError:
+        return None
 
 
 def survives(load: Callable[[], object]) -> None:
@@ -502,3 +529,15 @@ def test_recording_files(
     document = mutate(recording_document, data, COMMON_RAW)
     store.path_for("c").write_bytes(damage(flow(document, yaml=False), data))
     survives(lambda: store.get_many("c", ["k1", "k2", "missing"]))
+
+
+def _peak_over_the_cap() -> None:
+    block = bytearray(MEMORY_CAP + 100 * 2**20)
+    block[::4096] = b"\x01" * len(block[::4096])  # touched: resident, not only reserved
+
+
+def test_the_meter_catches_an_example_over_the_memory_cap() -> None:
+    with pytest.raises(AssertionError, match=r"the example peaked at 3\d\d MB"), guarded():
+        _peak_over_the_cap()
+    with guarded():
+        bytearray(10 * 2**20)
