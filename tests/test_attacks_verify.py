@@ -56,11 +56,6 @@ def _gate(project: Project, *args: str, **env: str) -> subprocess.CompletedProce
     )
 
 
-def _entries(project: Project, case_id: str) -> dict[str, dict[str, Any]]:
-    document = json.loads((project.root / "recordings" / f"{case_id}.json").read_text())
-    return document["responses"]  # type: ignore[no-any-return]
-
-
 def _edit_outputs(project: Project, case_id: str, text: str, system: str = "echo") -> None:
     path = project.root / "recordings" / f"{case_id}.json"
     document = json.loads(path.read_text())
@@ -88,17 +83,23 @@ def _base(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the pinned judge: the pull request's, asked live in the gate's own process ----------
 
 
+def _judged_suite(project: Project, question: str = "hello") -> str:
+    """One critical case judged by a python judge pinned on the base; the judge's module."""
+    module = f"jdg_{project.module}"
+    project.write_text(f"{module}.py", JUDGE)
+    project.write_config(judge={"provider": "python", "target": f"{module}:grade"})
+    project.write_cases(
+        [case("greet", question, judge={"rubric": "greets"}, fields_={"critical": True})]
+    )
+    return module
+
+
 def test_verify_never_runs_the_pull_requests_judge_module_in_the_gate_process(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Attack: base pins a python judge; the PR rewrites that module (no ruler change) and
     # changes a judged recording; verify's judge_live builds the PR's judge in the gate.
-    module = f"jdg_{project.module}"
-    project.write_text(f"{module}.py", JUDGE)
-    project.write_config(judge={"provider": "python", "target": f"{module}:grade"})
-    project.write_cases(
-        [case("greet", "hello", judge={"rubric": "greets"}, fields_={"critical": True})]
-    )
+    module = _judged_suite(project)
     _base(project, monkeypatch)
     marker = project.root / "imported.jsonl"
     project.write_text(f"{module}.py", SPY.format(marker=str(marker)) + JUDGE)
@@ -119,12 +120,7 @@ def test_verify_never_hands_a_gate_only_secret_to_the_pull_requests_judge_pin(
 ) -> None:
     # Attack: the PR repins the judge (openai, its own base_url, api_key_env naming a secret
     # only the gate process holds); verify asks that judge from the gate before any ruling.
-    module = f"jdg_{project.module}"
-    project.write_text(f"{module}.py", JUDGE)
-    project.write_config(judge={"provider": "python", "target": f"{module}:grade"})
-    project.write_cases(
-        [case("greet", "hello", judge={"rubric": "greets"}, fields_={"critical": True})]
-    )
+    _judged_suite(project)
     _base(project, monkeypatch)
     # The child withholds the secret; the PR's system gives the child a stand-in at import.
     project.write_system(
@@ -311,12 +307,7 @@ def test_a_pull_request_that_edits_a_recorded_judge_verdict_has_it_verified_or_n
 ) -> None:
     # Attack: the system's answer is left as the base recorded it; only the judge's recorded
     # verdict on it is flipped FAIL -> PASS. changed_cases/for_check compare system entries only.
-    module = f"jdg_{project.module}"
-    project.write_text(f"{module}.py", JUDGE)
-    project.write_config(judge={"provider": "python", "target": f"{module}:grade"})
-    project.write_cases(
-        [case("greet", "bye", judge={"rubric": "greets"}, fields_={"critical": True})]
-    )
+    _judged_suite(project, question="bye")
     config = yaml.safe_load(project.config_path.read_text())
     config["gate"] = {"block_on_critical_failure": True}
     project.write_config(**config)
@@ -500,13 +491,8 @@ def test_defended_a_child_planting_a_judge_verdict_for_its_answer(
     from gate.judging.judge import JudgePin, judge_input, pin_fingerprint
     from gate.produce.recordings import request_key
 
-    module = f"jdg_{project.module}"
-    project.write_text(f"{module}.py", JUDGE)
+    module = _judged_suite(project)
     pin = {"provider": "python", "target": f"{module}:grade"}
-    project.write_config(judge=pin)
-    project.write_cases(
-        [case("greet", "hello", judge={"rubric": "greets"}, fields_={"critical": True})]
-    )
     _base(project, monkeypatch)
     fingerprint = pin_fingerprint(JudgePin.model_validate(pin))
     planted = request_key(fingerprint, judge_input("greets", {"question": "hello"}, "bye"), 0)
