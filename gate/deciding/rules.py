@@ -183,7 +183,7 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     elif unverified:
         notes.append(
             _UNVERIFIED.format(len(unverified))
-            + f": {', '.join(unverified)} (`gate.unverified_critical: warn` lets this pass)"
+            + f": {', '.join(unverified)} (the rule gate.unverified_critical: warn lets this pass)"
         )
     quiet = [i for i in comparison.regressions if i not in critical_regressions]
     if quiet and not any(r.rule == "pass_rate_drop" for r in reasons):
