@@ -24,6 +24,7 @@ from gate.errors import CasegateError
 from gate.history.locate import drift_relative, trusted_export
 from gate.judging.checks.graded import pairwise_rubric, uses_judge
 from gate.judging.judge import judge_input, pin_fingerprint
+from gate.judging.services import used_keys
 from gate.limits import MB, read_limited
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
 from gate.produce.seal import KEY_ENV, RecordingKey, held
@@ -181,12 +182,18 @@ def judge_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list[s
     return [request_key(fingerprint, judge_input(rubric, case.input, text), 0) for text in texts]
 
 
-def changed_verdicts(
+def measure_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list[str]:
+    """The recording keys of what judges these output texts of `case` besides its checks'
+    code: the judge's verdicts, and the embeddings and moderation scores."""
+    return [*judge_keys(loaded, case, texts), *sorted(used_keys(loaded.config, case, texts))]
+
+
+def changed_measures(
     mine: RecordingStore, base: RecordingStore | None, case_id: str, keys: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
-    """The judge's verdicts among `keys` that this folder holds and the base lacks or
-    holds otherwise: an author can flip a recorded FAIL to PASS without touching the
-    answer it judges."""
+    """The entries among `keys` (verdicts, measures) that this folder holds and the base
+    lacks or holds otherwise: an author can flip a recorded FAIL to PASS, or a moderation
+    score to 0, without touching the answer they judge."""
     if not keys:
         return {}
     now = mine.entries(case_id)
@@ -239,8 +246,8 @@ def _changed(
         try:
             before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
             texts = [new[0].text for new in now if new[0] is not None]
-            keys_judged = judge_keys(loaded, by_id[case_id], texts) if case_id in by_id else []
-            verdicts = changed_verdicts(mine, base, case_id, keys_judged)
+            keys_judged = measure_keys(loaded, by_id[case_id], texts) if case_id in by_id else []
+            verdicts = changed_measures(mine, base, case_id, keys_judged)
         except CasegateError:
             # Unreadable on either side: this case counts as changed and unsealed (failing
             # closed, case by case: one bad file must not clear the others).

@@ -51,7 +51,7 @@ from gate.pipeline.givens import judging_tree, sandbox_plan, withheld
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
 from gate.pipeline.run import adopt_recorded
-from gate.pipeline.verify import Verification, setting, verify_changed
+from gate.pipeline.verify import Verification, measured_into, setting, verify_changed
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.supervise import run_supervised
@@ -370,6 +370,7 @@ def produce_and_judge(
             )  # fmt: skip
             if kept is not None and not parts:  # only a run the gate could trust
                 said += (adopt_recorded(loaded, cases, candidate, kept),)
+                measured_into(loaded, ruler or loaded, cases, candidate)
         finally:
             if kept is not None:
                 shutil.rmtree(kept, ignore_errors=True)

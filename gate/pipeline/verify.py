@@ -27,9 +27,10 @@ from pathlib import Path
 
 from gate.deciding.replayed import listed
 from gate.deciding.ruler import Ruling
-from gate.drift.replayed import base_store, changed_verdicts, judge_keys
-from gate.errors import CasegateError
+from gate.drift.replayed import base_store, changed_measures, measure_keys
+from gate.errors import CasegateError, SystemCallError
 from gate.judging import checks
+from gate.judging.services import build as build_services
 from gate.logsafe import flatten
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.run import adopt_recorded
@@ -99,7 +100,7 @@ def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -
         needed = fixed or loaded.config.adaptive.start
         texts = [output.text for output, _ in now if output is not None]
         try:
-            verdicts = changed_verdicts(mine, base, case.id, judge_keys(loaded, case, texts))
+            verdicts = changed_measures(mine, base, case.id, measure_keys(loaded, case, texts))
         except CasegateError:
             verdicts = {"unreadable": {}}
         if (
@@ -199,8 +200,7 @@ def verify_changed(
         # Asked here under the base's config (its code, for a python judge; its endpoint
         # and key), recorded and sealed, then put beside the answers the replay reads.
         judge_live(recorded, chosen, ruler, "record")
-        if ruler is not loaded:
-            _copy_verdicts(ruler, loaded, chosen, recorded)
+        measured_into(loaded, ruler, chosen, recorded)  # never the run's own measures
     finally:
         shutil.rmtree(kept, ignore_errors=True)
     return Verification(tuple(ids), tuple(flatten(line) for line in said))
@@ -221,19 +221,57 @@ def _transport_change(loaded: LoadedConfig, ruler: LoadedConfig) -> str | None:
     return None
 
 
-def _copy_verdicts(
-    ruler: LoadedConfig, loaded: LoadedConfig, cases: Sequence[Case], recorded: RunResults
+def measure_services(pinned: LoadedConfig, cases: Sequence[Case], recorded: RunResults) -> None:
+    """Ask the suite's services (embeddings, moderation) about the answers `recorded` holds,
+    in this process under `pinned`'s pins, recorded (and sealed) where `pinned` keeps its
+    recordings: a run's own measures of its answers are its claim."""
+    users = [case for case in cases if checks.service_checks(case.expect)]
+    services = build_services(pinned, users, "record", RecordingStore(pinned.recordings_dir))
+    if services is None:
+        return
+    services.prepare()
+    by_id = {case.id: case for case in users}
+    try:
+        for result in recorded.cases:
+            case = by_id.get(result.id)
+            if case is None:
+                continue
+            texts = [sample.text or "" for sample in result.outputs if sample.status != "error"]
+            if services.embedder is not None:
+                embedded = [t for text in texts for t in checks.embedded_texts(case.expect, text)]
+                services.embedder.answers(case.id, embedded)
+            if services.moderator is not None:
+                moderated = [checks.moderated_text(case.expect, text) for text in texts]
+                services.moderator.answers(case.id, [t for t in moderated if t is not None])
+    except SystemCallError as exc:
+        raise CasegateError(f"verify: a service could not measure the answers: {exc}") from None
+
+
+def measured_into(
+    loaded: LoadedConfig, pinned: LoadedConfig, cases: Sequence[Case], recorded: RunResults
 ) -> None:
-    """The judge's verdicts on the recorded answers, from where the base's config keeps
-    them to the suite's recordings (sealed already: a seal names its case and key)."""
-    theirs, mine = RecordingStore(ruler.recordings_dir), RecordingStore(loaded.recordings_dir)
+    """The services' measures of the recorded answers, taken here under `pinned`'s pins,
+    and they and the judge's verdicts put beside the suite's recordings."""
+    measure_services(pinned, cases, recorded)
+    if pinned is not loaded:
+        _copy_measures(pinned, loaded, cases, recorded)
+
+
+def _copy_measures(
+    pinned: LoadedConfig, loaded: LoadedConfig, cases: Sequence[Case], recorded: RunResults
+) -> None:
+    """The judge's verdicts and the services' measures of the recorded answers, from where
+    `pinned` (the base's config) keeps them to the suite's recordings (sealed already: a
+    seal names its case and key)."""
+    theirs, mine = RecordingStore(pinned.recordings_dir), RecordingStore(loaded.recordings_dir)
     by_id = {case.id: case for case in cases}
     for result in recorded.cases:
         case = by_id.get(result.id)
         if case is None:
             continue
         texts = [sample.text or "" for sample in result.outputs if sample.status != "error"]
+        keys = measure_keys(pinned, case, texts)
         entries = theirs.entries(case.id)
-        for key in judge_keys(ruler, case, texts):
+        for key in keys:
             if isinstance(entries.get(key), dict):
                 mine.put_entry(case.id, key, entries[key])

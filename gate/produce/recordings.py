@@ -220,10 +220,10 @@ class RecordingStore:
         return entry if isinstance(entry, dict) else None
 
     def put_entry(self, case_id: str, key: str, entry: Mapping[str, Any]) -> None:
-        """Store one entry at once, merged under the lock like `put`."""
+        """Store one entry at once, merged under the lock like `put`, sealed like it."""
         with self.exclusive() as work:
             document = self._load(case_id)
-            document["responses"][key] = dict(entry)
+            document["responses"][key] = sealed_entry(case_id, key, dict(entry))
             self.write_file(self.path_for(case_id), document, work)
 
     def write_file(self, path: Path, document: Mapping[str, Any], work: Path) -> None:
@@ -298,13 +298,11 @@ def adopt_run(
     (untrusted files the gate copied out): each answered sample of `cases`, keyed by the
     case `inputs` and the resolved `system`, whose recording holds exactly the answer the
     run reported. The gate writes each entry afresh (its date, provenance and seal are
-    this process's) and copies the cases' service entries (embeddings, moderation scores);
-    with `every_entry` (a run of merged code: the baseline after a merge), every other entry
-    of those cases too, as the run wrote it (the judge's verdicts it asked for).
+    this process's). With `every_entry` (a run of merged code: the baseline after a merge)
+    it also copies every other entry of those cases as the run wrote it (the judge's
+    verdicts and service measures it asked for); otherwise the gate measures those itself.
     Returns how many samples it wrote; raises ResultsError, writing nothing, when a
     recording is missing or holds another answer than the run reported."""
-    from gate.produce.services.recorded import PREFIXES
-
     theirs = RecordingStore(source)
     fingerprint = system_fingerprint(system)
     chosen: list[tuple[str, str, int, Output]] = []
@@ -328,13 +326,12 @@ def adopt_run(
                 continue
             chosen.append((case.id, key, sample.sample, output))
         answers = {key for case_id, key, _, _ in chosen if case_id == case.id}
-        services += [
-            (case.id, key, entry)
-            for key, entry in entries.items()
-            if isinstance(entry, dict)
-            and key not in answers
-            and (every_entry or key.startswith(tuple(PREFIXES.values())))
-        ]
+        if every_entry:
+            services += [
+                (case.id, key, entry)
+                for key, entry in entries.items()
+                if isinstance(entry, dict) and key not in answers
+            ]
     if problems:
         shown = ", ".join(problems[:5]) + (
             f" and {len(problems) - 5} more" if len(problems) > 5 else ""
