@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from gate.cli import main
 from gate.produce import seal
 from tests.conftest import Project, case
 from tests.fakes.actions import git, init_repository
+from tests.fakes.llm_server import FakeLLMServer
 from tests.test_seal import _edit_sealed
 
 KEY = "k" * 16 + "-recording-key-for-the-tests-0123456789"
@@ -251,3 +253,79 @@ def test_a_plain_string_judge_is_refused_at_load_not_a_traceback(
     out, err = capsys.readouterr()
     assert code == 2, out + err
     assert "Traceback" not in out + err and "judge takes {rubric" in out + err
+
+
+def test_a_flipped_pairwise_verdict_is_counted_as_an_unsealed_change(
+    project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    llm_server: FakeLLMServer,
+) -> None:
+    # Attack: CI recorded (and sealed) the candidate's answers and the pairwise judge's
+    # verdicts, which prefer the baseline's; the author turns each verdict into a tie, so no
+    # pair is lost, and nothing else changes.
+    from tests.test_pairwise import pairwise_project, prefers
+
+    llm_server.reply = prefers("plain")
+    pairwise_project(project, llm_server, unverified_critical="block")
+    cases = yaml.safe_load((project.root / "cases" / "cases.yaml").read_text())
+    for item in cases:
+        item["critical"] = True
+    (project.root / "cases" / "cases.yaml").write_text(yaml.safe_dump(cases))
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    for name in ("late-order", "refund", "short"):  # an earlier day: CI's later draws are newer
+        _edit_sealed(project, name, KEY, captured_at="2026-01-01T00:00:00+00:00")
+    assert main(["baseline", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    config = yaml.safe_load(project.config_path.read_text())
+    config["system"]["style"] = "sorry"
+    project.config_path.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["record", "--quiet"]) == 0  # CI's answers and verdicts, sealed
+    _commit(project, "the candidate, recorded by CI")
+    code, out = _check(capsys, monkeypatch)
+    assert code == 1 and "preferred the baseline's output" in out, out  # the control
+    for name in ("late-order", "refund"):
+        path = project.root / "recordings" / f"{name}.json"
+        document = json.loads(path.read_text())
+        for entry in document["responses"].values():
+            if entry.get("system") == "judge":
+                entry["output"]["text"] = "TIE: no difference"
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    _commit(project, "the verdicts, edited")
+    code, out = _check(capsys, monkeypatch)
+    assert re.search(r"not sealed by CI: [^(]*late-order", out), out
+    assert code == 1, out  # unverified critical cases block under the base's rule
+
+
+def test_verify_leaves_a_pairwise_case_on_the_authors_verdicts_and_says_so(
+    project: Project, monkeypatch: pytest.MonkeyPatch, llm_server: FakeLLMServer
+) -> None:
+    # The pairwise judge is not asked by verification: a pairwise case recorded again keeps
+    # the author's verdicts (or has none: exit 2), and is named as not sealed by CI, so the
+    # rule `unverified_critical` decides on it.
+    from tests.test_pairwise import pairwise_project, prefers
+
+    llm_server.reply = prefers("sorry")
+    pairwise_project(project, llm_server)
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    config = yaml.safe_load(project.config_path.read_text())
+    config["system"]["style"] = "sorry"
+    project.config_path.write_text(yaml.safe_dump(config))
+    assert main(["record", "--quiet"]) == 0  # the author's answers and verdicts
+    _commit(project, "the candidate")
+    command = ["check", "--base", "main", "--quiet", "--verify", "changed"]
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "gate", *command],
+        env={**os.environ, seal.KEY_ENV: KEY}, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert "verify: recorded again by CI, live: late-order, refund, short" in out, out
+    assert "not sealed by CI: late-order, refund (" in out, out
+    assert "changed recordings sealed by CI (made by casegate in CI, unedited since): short" in out
+    assert done.returncode == 0, out  # `unverified_critical: warn`, and no case is critical

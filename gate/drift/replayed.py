@@ -188,17 +188,39 @@ def measure_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list
     return [*judge_keys(loaded, case, texts), *sorted(used_keys(loaded.config, case, texts))]
 
 
+def pairwise_fingerprint(loaded: LoadedConfig, case: Case) -> str | None:
+    """The fingerprint the pairwise judge's verdicts on `case` are recorded under (None: it
+    has no pairwise judge). Those verdicts are keyed on the baseline's output too, so they
+    are found by it, as the gate's snapshot of them finds them."""
+    pin = loaded.config.judge
+    if pin is None or pairwise_rubric(case.expect) is None:
+        return None
+    return pin_fingerprint(pin, "pairwise")
+
+
 def changed_measures(
-    mine: RecordingStore, base: RecordingStore | None, case_id: str, keys: Sequence[str]
+    mine: RecordingStore,
+    base: RecordingStore | None,
+    case_id: str,
+    keys: Sequence[str],
+    pairwise: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """The entries among `keys` (verdicts, measures) that this folder holds and the base
-    lacks or holds otherwise: an author can flip a recorded FAIL to PASS, or a moderation
-    score to 0, without touching the answer they judge."""
-    if not keys:
+    """The entries among `keys` (verdicts, measures), and the pairwise judge's verdicts
+    recorded under `pairwise`, that this folder holds and the base lacks or holds
+    otherwise: an author can flip a recorded FAIL to PASS, a preference to a tie, or a
+    moderation score to 0, without touching the answer they judge."""
+    if not keys and pairwise is None:
         return {}
     now = mine.entries(case_id)
     before = base.entries(case_id) if base is not None else {}
-    return {key: now[key] for key in keys if key in now and now[key] != before.get(key)}
+    wanted = set(keys)
+    if pairwise is not None:
+        wanted |= {
+            key
+            for key, entry in now.items()
+            if isinstance(entry, dict) and entry.get("fingerprint") == pairwise
+        }
+    return {key: now[key] for key in sorted(wanted) if key in now and now[key] != before.get(key)}
 
 
 def base_store(
@@ -246,8 +268,10 @@ def _changed(
         try:
             before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
             texts = [new[0].text for new in now if new[0] is not None]
-            keys_judged = measure_keys(loaded, by_id[case_id], texts) if case_id in by_id else []
-            verdicts = changed_measures(mine, base, case_id, keys_judged)
+            case = by_id.get(case_id)
+            keys_judged = measure_keys(loaded, case, texts) if case is not None else []
+            pairs = pairwise_fingerprint(loaded, case) if case is not None else None
+            verdicts = changed_measures(mine, base, case_id, keys_judged, pairs)
         except CasegateError:
             # Unreadable on either side: this case counts as changed and unsealed (failing
             # closed, case by case: one bad file must not clear the others).

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gate.deciding.replayed import listed
 from gate.deciding.ruler import Ruling
-from gate.drift.replayed import base_store, changed_measures, measure_keys
+from gate.drift.replayed import base_store, changed_measures, measure_keys, pairwise_fingerprint
 from gate.errors import CasegateError, SystemCallError
 from gate.judging import checks
 from gate.judging.services import build as build_services
@@ -100,7 +100,10 @@ def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -
         needed = fixed or loaded.config.adaptive.start
         texts = [output.text for output, _ in now if output is not None]
         try:
-            verdicts = changed_measures(mine, base, case.id, measure_keys(loaded, case, texts))
+            keys = measure_keys(loaded, case, texts)
+            verdicts = changed_measures(
+                mine, base, case.id, keys, pairwise_fingerprint(loaded, case)
+            )
         except CasegateError:
             verdicts = {"unreadable": {}}
         if (
