@@ -27,6 +27,19 @@ settings.load_profile("casegate")
 
 _counter = itertools.count()
 
+# The runner a test runs on must not leak into what casegate sees: CI=true would mark new
+# recordings as made in CI, a runner's GITHUB_* files would take the Action's outputs, and a
+# key in the environment would seal. Tests that want one of these set it themselves.
+_RUNNER_PREFIXES = ("GITHUB_", "RUNNER_", "CASEGATE_")
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name == "CI" or name.startswith(_RUNNER_PREFIXES):
+            monkeypatch.delenv(name)
+
+
 # A system written the way a user would write one: keyword rules, no model.
 ECHO_BOT = """
 def answer(case_input, system):
