@@ -109,9 +109,6 @@ KNOWN_CLIMBS: set[tuple[str, str]] = {
     ("gate.suite.cases", "gate.judging.checks"),
     ("gate.suite.defaults", "gate.judging"),
     ("gate.suite.defaults", "gate.judging.checks"),
-    # The ruler reads the held-out slice's and the history's files to say what changed.
-    ("gate.deciding.rulerdiff", "gate.history.integrity"),
-    ("gate.deciding.rulerdiff", "gate.holdout.rulerdiff"),
 }
 
 

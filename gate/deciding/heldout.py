@@ -10,6 +10,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 Status = Literal["compared", "uncompared", "skipped", "unscored", "absent"]
+#: the sealed slice's file in its folder; here, below gate.holdout, because the ruler
+#: reads it too (gate.deciding.heldoutdiff)
+SLICE_FILE = "slice.sealed"
 ROTATE_HINT = "rotate it: `casegate holdout rotate --fraction 0.2`"
 
 

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gate.deciding.appendonly import appended_lines, rewritten_lines
+from gate.deciding.appendonly import summary as history_summary
+from gate.deciding.heldoutdiff import differences as holdout_differences
 from gate.deciding.rulercases import _case_changes
 from gate.deciding.rulerside import RULE_DIRECTIONS, RulerChange, Side, _fmt, _loosens
-from gate.history.integrity import appended_lines, rewritten_lines
-from gate.history.integrity import summary as history_summary
-from gate.holdout.rulerdiff import differences as holdout_differences
 from gate.judging import checks
 from gate.judging.judge import JudgePin
 from gate.suite.pins import ServicePin
@@ -421,7 +421,7 @@ def _plain_bytes(path: Path) -> bytes:
 
 
 def _holdout_changes(base: Side, head: Side) -> list[RulerChange]:
-    """The held-out slice's settings and sealed cases (gate.holdout.rulerdiff)."""
+    """The held-out slice's settings and sealed cases (gate.deciding.heldoutdiff)."""
     return [
         RulerChange(
             found.subject, found.text, found.where or head.config_line(*found.keys), found.loosens

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.deciding.basetree import inside
+from gate.deciding.heldout import SLICE_FILE
 from gate.files import cannot_write
 from gate.holdout.keys import HoldoutError, HoldoutKey
 from gate.holdout.sealed import read_header, read_sealed, write_sealed
@@ -26,7 +27,6 @@ from gate.produce.recordings import RecordingStore
 from gate.suite.config import LoadedConfig
 from gate.suite.sections import HoldoutConfig
 
-SLICE_FILE = "slice.sealed"
 RECORDINGS_FILE = "recordings.sealed"
 SLICE_SCHEMA = "casegate.holdout-slice/1"
 RECORDINGS_SCHEMA = "casegate.holdout-recordings/1"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gate.holdout.store import SLICE_FILE
+from gate.deciding.heldout import SLICE_FILE
 from gate.suite.config import LoadedConfig
 
 

@@ -1,4 +1,4 @@
-"""gate/history/integrity.py: appending lines is the only change to the history export that
+"""gate/deciding/appendonly.py: appending lines is the only change to the history export that
 reports nothing; every base line a head changes, removes, reorders or inserts before is
 reported with its line number on the base."""
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.history import integrity
+from gate.deciding import appendonly as integrity
+from gate.deciding.appendonly import Rewrite, rewritten_lines, summary
 from gate.history.export import line_of
-from gate.history.integrity import Rewrite, rewritten_lines, summary
 from gate.history.records import records_of
 from tests.test_history_store import made_run
 
