@@ -36,5 +36,5 @@ COPY --from=build /opt/casegate /opt/casegate
 # -I: an isolated interpreter. The workspace (the pull request's checkout) is the
 # working directory; without -I a `gate/` or `tabulate.py` in it would be imported
 # in place of casegate's own code. User code is imported on purpose, from the
-# config's folder, by gate.suite.usercode.
+# config's folder, by gate.usercode.
 ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.github.action"]

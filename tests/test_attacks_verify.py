@@ -488,8 +488,9 @@ def test_defended_a_child_planting_a_judge_verdict_for_its_answer(
 ) -> None:
     # Attack: the child stores a PASS verdict under the judge's key for the answer it
     # reports, hoping the gate's judge reuses it instead of asking.
-    from gate.judging.judge import JudgePin, judge_input, pin_fingerprint
+    from gate.judging.judge import judge_input, pin_fingerprint
     from gate.produce.recordings import request_key
+    from gate.suite.judgepin import JudgePin
 
     module = _judged_suite(project)
     pin = {"provider": "python", "target": f"{module}:grade"}

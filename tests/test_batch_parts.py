@@ -20,9 +20,9 @@ from gate.produce.batch.api import Line, Status
 from gate.produce.batch.cost import batch_cost
 from gate.produce.batch.mapping import map_results
 from gate.produce.batch.openai import OpenAIBatches
-from gate.produce.retry import Transient
-from gate.produce.systems import config_problems, create
 from gate.suite.config import SystemConfig, load_config
+from gate.systems import config_problems, create
+from gate.systems.retry import Transient
 from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, Project, case
 
 HINT = "casegate batch resume b1"

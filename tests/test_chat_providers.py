@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from gate.errors import ConfigError, SystemCallError
-from gate.produce.systems import config_problems, create
 from gate.suite.config import SystemConfig, load_config
+from gate.systems import config_problems, create
 from tests.conftest import ANTHROPIC_KEY, OPENAI_KEY, Project, chat_system
 from tests.fakes.llm_server import FakeLLMServer, Fault, Reply
 

@@ -12,10 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gate import checks, usercode
 from gate.errors import CaseFileError
-from gate.judging import checks
 from gate.outputs import Output, ToolCall
-from gate.suite import usercode
 from gate.suite.cases import load_cases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -703,7 +702,7 @@ class TestCustom:
         assert verdict.reason == f"{__name__}:crashes raised ValueError: bad day"
 
     def test_loading_a_case_imports_no_user_code(self) -> None:
-        # The spec is read at load; the import waits for the run (gate.suite.usercode).
+        # The spec is read at load; the import waits for the run (gate.usercode).
         judges = checks.build({"check": "no_such_module_xyz:fn"})
         verdict = checks.evaluate(judges, checks.Subject("x", {}, []))[0]
         assert verdict.reason == "no_such_module_xyz:fn was not imported before the run"

@@ -30,7 +30,7 @@ from gate.importers import add_parser, cmd_import
 from gate.importers.promptfoo import PROMPTFOO_VERSION, import_promptfoo, js_string, split_values
 from gate.suite.cases import load_cases, resolve_case_paths
 from gate.suite.config import load_config
-from gate.suite.templates import check_templates, render
+from gate.systems.templates import check_templates, render
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
 from tests.fakes.openai_services import FakeOpenAIServices
 from tests.test_cli import casegate

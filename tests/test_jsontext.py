@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gate import checks
+from gate.checks import jsontext
 from gate.errors import CaseFileError
-from gate.judging import checks
-from gate.judging.checks import jsontext
 from gate.suite.cases import load_cases
 
 

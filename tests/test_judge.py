@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from gate.cli import main
 from gate.errors import SystemCallError
 from gate.judging.calibration import cohen_kappa
-from gate.judging.judge import PROMPTS, parse_verdict
+from gate.judging.judge import parse_verdict
+from gate.suite.judgepin import PROMPTS
 from tests.conftest import OPENAI_KEY, Project, case
 from tests.fakes.llm_server import FakeLLMServer, Fault, Received, Reply
 
@@ -230,7 +231,7 @@ def test_the_self_judge_refusal_sees_through_spellings_and_providers(
 
 
 def test_other_models_are_not_taken_for_the_judge() -> None:
-    from gate.judging.judge import model_family
+    from gate.suite.judgepin import model_family
 
     assert model_family("gpt-4o-mini") != model_family("gpt-4o")
     assert model_family("claude-sonnet-4-5") != model_family("claude-sonnet-4")
@@ -255,7 +256,7 @@ def test_an_allowed_self_judge_is_named_in_every_report(
 
 def test_allow_self_judge_left_unset_keeps_the_config_hash() -> None:
     """A key added later must not change the hash of every config written before it."""
-    from gate.judging.judge import JudgePin
+    from gate.suite.judgepin import JudgePin
 
     assert "allow_self_judge" not in JudgePin(provider="openai", model="m").model_dump()
     assert JudgePin(provider="openai", model="m", allow_self_judge=True).model_dump()[

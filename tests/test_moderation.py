@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gate import checks
+from gate.checks.moderation import CATEGORIES as KNOWN
 from gate.cli import main
 from gate.deciding import basetree, rulerdiff, rulerside
 from gate.deciding.recheck import recheck, snapshot
-from gate.judging import checks
-from gate.judging.checks.moderation import CATEGORIES as KNOWN
 from gate.judging.services import Services
 from gate.produce.services.moderation import PIECE_CHARS, Moderator
 from gate.produce.services.recorded import Snapshot

@@ -20,14 +20,7 @@ from gate.cli import main
 from gate.deciding.compare import compare
 from gate.deciding.rules import decide
 from gate.errors import MissingRecordingError, SystemCallError
-from gate.judging.judge import (
-    PAIRWISE_PROMPTS,
-    PROMPTS,
-    Grader,
-    JudgePin,
-    pairwise_input,
-    parse_preference,
-)
+from gate.judging.judge import Grader, pairwise_input, parse_preference
 from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis, sign_test
 from gate.judging.pairwise import combine, compare_pairs
 from gate.outputs import Output
@@ -35,6 +28,7 @@ from gate.produce.recordings import RecordingStore, request_key
 from gate.reporting import report
 from gate.results import SampleResult
 from gate.suite.config import GateConfig
+from gate.suite.judgepin import PAIRWISE_PROMPTS, PROMPTS, JudgePin
 from tests.conftest import Project, case
 from tests.factories import result, run
 from tests.fakes.llm_server import FakeLLMServer, Received, Reply
@@ -172,7 +166,7 @@ def with_samples(case_id: str, texts: list[str | None], version: int = 1) -> Any
 
 
 def loaded_case(case_id: str, **expect: Any) -> Any:
-    from gate.judging.checks import build
+    from gate.checks import build
     from gate.suite.cases import Case
 
     built = Case.model_validate({"id": case_id, "input": {"question": case_id}, "expect": expect})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from gate.judging import checks
+from gate import checks
 from gate.suite.config import GateConfig
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()

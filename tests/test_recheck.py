@@ -237,7 +237,7 @@ def test_a_run_that_would_judge_differently_cannot_change_the_verdict(
 
 FORGES_JUDGE = """
 import dataclasses
-import gate.judging.checks as checks
+import gate.checks as checks
 
 _real = checks.evaluate
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gate.errors import SystemCallError
-from gate.produce.retry import RetryPolicy, Transient, retry_after_seconds
+from gate.systems.retry import RetryPolicy, Transient, retry_after_seconds
 
 
 class FakeClock:

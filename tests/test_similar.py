@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gate import checks
+from gate.checks.similar import figure
 from gate.cli import main
 from gate.deciding import basetree, rulerdiff, rulerside
 from gate.deciding.recheck import recheck, snapshot
-from gate.judging import checks
-from gate.judging.checks.similar import figure
 from gate.judging.sample import judge_sample
 from gate.judging.services import Services
 from gate.outputs import Output

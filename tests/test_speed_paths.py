@@ -18,12 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import heap
+from gate import heap, systems
+from gate.checks.base import CheckSpecError, compile_pattern
+from gate.checks.text import normalizer
 from gate.errors import ConfigError
 from gate.files import MAX_DEPTH, parse_json, too_deep
-from gate.judging.checks.base import CheckSpecError, compile_pattern
-from gate.judging.checks.text import normalizer
-from gate.produce import systems
 from gate.produce.recordings import SCHEMA, RecordingStore, request_key, system_fingerprint
 from gate.suite.config import load_config
 from tests.conftest import Project
@@ -35,10 +34,10 @@ NEVER_IN_REPLAY = (
     "openai",
     "anthropic",
     "httpx",
-    "gate.produce.systems.openai",
-    "gate.produce.systems.anthropic",
-    "gate.produce.systems.chat",
-    "gate.produce.systems.command",
+    "gate.systems.openai",
+    "gate.systems.anthropic",
+    "gate.systems.chat",
+    "gate.systems.command",
     "jinja2",
 )
 
@@ -80,7 +79,7 @@ def test_the_example_suite_replays_to_its_committed_baseline(tmp_path: Path) -> 
     copy_example_suite(tmp_path)
     loaded = modules_after(["run", "--out", "r.json", "--quiet"], tmp_path)
     assert sorted(set(NEVER_IN_REPLAY) & loaded) == []
-    assert "gate.produce.systems.python" in loaded  # the one adapter the config names
+    assert "gate.systems.python" in loaded  # the one adapter the config names
     replayed = {case["id"]: case for case in json.loads((tmp_path / "r.json").read_text())["cases"]}
     baseline = json.loads((REPO / "baselines" / "support.json").read_text())
     assert sorted(replayed) == sorted(case["id"] for case in baseline["cases"])
@@ -108,7 +107,7 @@ def test_replaying_a_chat_provider_imports_no_sdk(project: Project) -> None:
     loaded = modules_after(["run", "--out", "r.json", "--quiet"], project.root)
     # The openai adapter itself is loaded (the config's provider checks live on its class),
     # but neither its SDK nor Jinja2, which only a request being sent needs.
-    never = {"openai", "anthropic", "httpx", "gate.produce.systems.anthropic", "jinja2"}
+    never = {"openai", "anthropic", "httpx", "gate.systems.anthropic", "jinja2"}
     assert sorted(never & loaded) == []
     assert json.loads((project.root / "r.json").read_text())["summary"]["passed"] == 1
 

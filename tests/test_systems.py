@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gate.errors import SystemCallError
-from gate.produce.systems import create
-from gate.produce.systems.command import CommandSystem
+from gate.systems import create
+from gate.systems.command import CommandSystem
 from tests.conftest import Project
 
 

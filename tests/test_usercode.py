@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gate import usercode
 from gate.cli import main
-from gate.suite import usercode
 from tests.conftest import Project, case
 
 

@@ -60,8 +60,8 @@ class Usage:
     def keys(self, case: Case, responses: Mapping[str, Any]) -> set[str]:
         """The keys of `responses` (one case's recording file) that `case` uses, and the
         keys of its system samples, recorded or not."""
-        from gate.judging.checks import uses_judge
-        from gate.judging.checks.graded import pairwise_rubric
+        from gate.checks import uses_judge
+        from gate.checks.graded import pairwise_rubric
         from gate.judging.judge import judge_input
         from gate.judging.services import used_keys
         from gate.produce.answers import requests_for, samples_for
@@ -85,7 +85,7 @@ class Usage:
                 if isinstance(entry, dict) and entry.get("fingerprint") == self.pairwise
             )
             return used
-        rubric = case.expect["judge"]["rubric"].strip()  # as gate.judging.checks.llm_judge reads it
+        rubric = case.expect["judge"]["rubric"].strip()  # as gate.checks.llm_judge reads it
         for key in used & responses.keys():
             text = _output_text(responses[key])
             if text is not None:

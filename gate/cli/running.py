@@ -243,7 +243,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace, *, estimate: bool) -> int:
     """What the run would call and spend, from the recordings there are; no call made."""
-    from gate.judging.checks import uses_judge
+    from gate.checks import uses_judge
     from gate.produce import dryrun
 
     loaded, cases = load(args)
@@ -375,9 +375,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def import_python_target(loaded: LoadedConfig) -> None:
     """`validate`: import a python system's target, blaming the config's line on failure."""
+    from gate import usercode
     from gate.errors import ConfigError, located
     from gate.judging.services import import_targets
-    from gate.suite import usercode
     from gate.yamlfile import line_of, load_yaml_file
 
     import_targets(loaded)  # the embeddings and moderation services' python targets

@@ -21,10 +21,10 @@ from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.sampling import Sampling, sampling_of
 from gate.errors import ResultsError
-from gate.judging.judge import JudgePin
 from gate.judging.pairs import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults, missing_cost_reason
 from gate.suite.config import GateConfig
+from gate.suite.judgepin import JudgePin
 
 #: System keys shown first in the headline when they differ (the change under test).
 HEADLINE_KEYS = ("provider", "model", "target", "command", "api", "message", "params", "tools")

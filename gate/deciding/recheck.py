@@ -23,10 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gate import heap
+from gate import checks, heap
 from gate.deciding.noise import adaptive
 from gate.errors import CasegateError, MissingRecordingError, SystemCallError
-from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
 from gate.judging.sample import aggregate
 from gate.judging.services import Services, for_snapshot, snapshot_entries

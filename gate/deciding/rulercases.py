@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from gate.checks.graded import pairwise_rubric
 from gate.deciding.rulerside import RulerChange, Side, _fmt
-from gate.judging.checks.graded import pairwise_rubric
 from gate.suite.cases import Case
 from gate.suite.defaults import expect_difference
 

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gate import checks
 from gate.deciding.appendonly import appended_lines, rewritten_lines
 from gate.deciding.appendonly import summary as history_summary
 from gate.deciding.heldoutdiff import differences as holdout_differences
 from gate.deciding.rulercases import _case_changes
 from gate.deciding.rulerside import RULE_DIRECTIONS, RulerChange, Side, _fmt, _loosens
-from gate.judging import checks
-from gate.judging.judge import JudgePin
+from gate.suite.judgepin import JudgePin
 from gate.suite.pins import ServicePin
 
 #: top-level config keys whose changes the review compares key by key (above and below)

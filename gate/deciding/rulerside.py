@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate import checks, usercode
 from gate.errors import ConfigError
-from gate.judging import checks
-from gate.suite import usercode
 from gate.suite.cases import Case, load_cases, resolve_case_paths
 from gate.suite.config import LoadedConfig, load_config
 from gate.yamlfile import line_of, load_yaml
@@ -121,7 +120,7 @@ class Side:
 
     def check_sources(self) -> dict[str, str]:
         """module → sha256 of its file, for every custom check's module and the local
-        modules it imports (read, not imported: gate.suite.usercode.local_sources)."""
+        modules it imports (read, not imported: gate.usercode.local_sources)."""
         modules = sorted(
             {
                 usercode.parse_spec(spec, "check")[0]

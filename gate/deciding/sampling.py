@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gate.produce.systems import provider_class
 from gate.results import CaseResult, RunResults
+from gate.systems import provider_class
 
 #: what a regression on one sample of a system that is not deterministic is labelled
 SINGLE_SAMPLE = "1 sample: may be noise, run with samples ≥ 5 or auto"

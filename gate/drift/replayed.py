@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gate.checks.graded import pairwise_rubric, uses_judge
 from gate.deciding.basetree import inside
 from gate.deciding.replayed import LastDrift, ReplayAccount, account, day_of
 from gate.drift.report import read_report
 from gate.errors import CasegateError
 from gate.history.locate import drift_relative, trusted_export
-from gate.judging.checks.graded import pairwise_rubric, uses_judge
 from gate.judging.judge import judge_input, pin_fingerprint
 from gate.judging.services import used_keys
 from gate.limits import MB, read_limited
@@ -178,7 +178,7 @@ def judge_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list[s
     if pin is None or not uses_judge(case.expect) or pairwise_rubric(case.expect) is not None:
         return []
     fingerprint = pin_fingerprint(pin)
-    rubric = case.expect["judge"]["rubric"].strip()  # as gate.judging.checks.llm_judge reads it
+    rubric = case.expect["judge"]["rubric"].strip()  # as gate.checks.llm_judge reads it
     return [request_key(fingerprint, judge_input(rubric, case.input, text), 0) for text in texts]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import requests
 
 from gate.errors import SystemCallError
-from gate.produce.retry import RetryPolicy, Transient, retry_after_seconds
+from gate.systems.retry import RetryPolicy, Transient, retry_after_seconds
 
 API_VERSION = "2022-11-28"
 TIMEOUT_S = 20

@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gate import checks
+from gate.checks.graded import pairwise_rubric
 from gate.holdout.keys import HoldoutError
-from gate.judging import checks
-from gate.judging.checks.graded import pairwise_rubric
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
 from gate.suite.defaults import merge

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate import checks
 from gate.errors import CasegateError, ResultsError
 from gate.holdout.keys import DEFAULT_KEY_ENV, HoldoutError, HoldoutKey, from_environment
 from gate.holdout.keys import missing_note as key_missing_note
@@ -39,7 +40,6 @@ from gate.holdout.store import (
     write_recordings,
 )
 from gate.holdout.verdicts import previous_reads, seal_verdicts
-from gate.judging import checks
 from gate.judging.live import preflight, start_live
 from gate.judging.sample import aggregate, judge_sample, make_grader
 from gate.judging.services import build as build_services

@@ -22,16 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gate.checks.graded import pairwise_rubric, pointwise_rubric
 from gate.errors import CaseFileError, ConfigError, MissingRecordingError, ResultsError, located
 from gate.judging import consistency
-from gate.judging.checks.graded import pairwise_rubric, pointwise_rubric
-from gate.judging.judge import Grader, JudgePin, MissingJudgeRecording, pin_fingerprint
+from gate.judging.judge import Grader, MissingJudgeRecording, pin_fingerprint
 from gate.judging.pairwise import judge_pair
 from gate.judging.trust import below_bar, system_warning
 from gate.produce.recordings import RecordingStore, system_fingerprint
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
+from gate.suite.judgepin import JudgePin
 from gate.suite.sections import CalibrationBar
 
 SCHEMA = "casegate.calibration/1"

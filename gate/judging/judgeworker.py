@@ -18,14 +18,14 @@ from typing import Any
 
 
 def main(argv: list[str]) -> int:
+    from gate.checks import modifiers_of
+    from gate.checks.base import Subject
+    from gate.checks.custom import custom, parse_custom
     from gate.errors import CasegateError
-    from gate.judging.checks import modifiers_of
-    from gate.judging.checks.base import Subject
-    from gate.judging.checks.custom import custom, parse_custom
     from gate.judging.treeimport import Footprint, TreeFinder
     from gate.outputs import ToolCall
     from gate.suite.cases import Case
-    from gate.suite.usercode import UserCodeError, load_from_tree
+    from gate.usercode import UserCodeError, load_from_tree
 
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     out = Path(request["out"])

@@ -6,17 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gate import checks, systems
 from gate.errors import ConfigError
-from gate.judging import checks
 from gate.judging.judge import Grader
-from gate.produce import systems
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
 
 
 def preflight(loaded: LoadedConfig, cases: Sequence[Case], system: dict[str, Any]) -> None:
     """Everything that would fail per request, found before the first paid call."""
-    from gate.suite.templates import check_templates  # Jinja2: only a run that makes calls loads it
+    from gate.systems.templates import (
+        check_templates,  # Jinja2: only a run that makes calls loads it
+    )
 
     check_templates(loaded, cases)
     problems = systems.preflight(system, cases)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gate.checks.graded import pairwise_rubric
 from gate.errors import CasegateError, ConfigError, MissingRecordingError, SystemCallError
-from gate.judging.checks.graded import pairwise_rubric
-from gate.judging.judge import Grader, JudgePin, MissingJudgeRecording, Preference, pin_fingerprint
+from gate.judging.judge import Grader, MissingJudgeRecording, Preference, pin_fingerprint
 from gate.judging.pairs import CasePairs, Outcome, Pair, PairwiseAnalysis
 from gate.outputs import Output
 from gate.produce.recordings import RecordingStore
@@ -33,6 +33,7 @@ from gate.results import CaseResult, RunResults, read_results
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
+from gate.suite.judgepin import JudgePin
 
 if TYPE_CHECKING:
     from gate.deciding.ruler import Ruling

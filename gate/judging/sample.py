@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gate import checks, usercode
 from gate.errors import ConfigError, MissingRecordingError, SystemCallError
-from gate.judging import checks
 from gate.judging.judge import Grader
 from gate.judging.services import Services, require_pins
 from gate.produce.answers import MISSING_LISTED, Answer, missing_message
@@ -19,7 +19,6 @@ from gate.produce.recordings import RecordingStore
 from gate.results import EPSILON, CaseResult, CheckResult, SampleResult, Status
 from gate.secrets import redact
 from gate.stats import wilson
-from gate.suite import usercode
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gate import checks
 from gate.errors import CasegateError, ConfigError, MissingRecordingError, located
-from gate.judging import checks
 from gate.produce.answers import missing_message
 from gate.produce.services.embeddings import Embedder
 from gate.produce.services.moderation import Moderator
@@ -135,7 +135,7 @@ def for_snapshot(config: Config, snapshot: Snapshot) -> Services:
 
 def import_targets(loaded: LoadedConfig) -> None:
     """`validate`: import each python service target, blaming the config's line on failure."""
-    from gate.suite import usercode
+    from gate import usercode
     from gate.yamlfile import line_of, load_yaml_file
 
     for key in ("embeddings", "moderation"):

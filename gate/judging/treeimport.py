@@ -44,7 +44,7 @@ class TreeFinder(importlib.abc.MetaPathFinder):
     """Finds modules as `.py` sources under `root`, nowhere else, never compiled files.
 
     Put last on `sys.meta_path`: the standard library and casegate's dependencies are
-    found first (gate.suite.usercode refuses a suite module that collides with one).
+    found first (gate.usercode refuses a suite module that collides with one).
     """
 
     def __init__(self, root: Path) -> None:

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+from gate import checks
 from gate.deciding.recheck import UntrustedRun
 from gate.errors import SystemCallError
-from gate.judging import checks
 from gate.judging.sample import make_grader
 from gate.outputs import ToolCall
 from gate.produce.recordings import RecordingStore

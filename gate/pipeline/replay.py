@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from gate import __version__, heap
+from gate import __version__, checks, heap
 from gate.deciding.noise import adaptive
 from gate.deciding.recheck import Recorded, costed, judge_cases, rounds_config
 from gate.errors import MissingRecordingError
-from gate.judging import checks
 from gate.judging.judgeproc import CustomVerdicts
 from gate.judging.sample import aggregate, judge_sample, make_grader, raise_missing_judgements
 from gate.produce.answers import Answer, missing_message, samples_for

@@ -13,10 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate import __version__, heap
+from gate import __version__, checks, heap, systems
 from gate.deciding.noise import adaptive
 from gate.errors import MissingRecordingError
-from gate.judging import checks
 from gate.judging.live import start_live
 from gate.judging.sample import (
     aggregate,
@@ -26,7 +25,6 @@ from gate.judging.sample import (
     raise_missing_judgements,
 )
 from gate.judging.services import build as build_services
-from gate.produce import systems
 from gate.produce.answers import (
     Answer,
     Request,

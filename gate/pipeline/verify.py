@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gate import checks
 from gate.deciding.replayed import listed
 from gate.deciding.ruler import Ruling
 from gate.drift.replayed import base_store, changed_measures, measure_keys, pairwise_fingerprint
 from gate.errors import CasegateError, SystemCallError
-from gate.judging import checks
 from gate.judging.services import build as build_services
 from gate.logsafe import flatten
 from gate.pipeline.livejudge import judge_live

@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
     from gate.suite.project import load_project
     from gate.suite.select import Selection
     from gate.suite.shard import Shard
-    from gate.suite.usercode import installed_folders, sources_only_outside
+    from gate.usercode import installed_folders, sources_only_outside
 
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     status = Path(request["status"])

@@ -1,2 +1,2 @@
 """Producing outputs: the run, its supervised process and sandbox, recordings and replay,
-retries, shards and their merge, the batch APIs, and the systems under test (adapters)."""
+shards and their merge and the batch APIs, calling the systems under test (gate.systems)."""

@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from gate import systems
 from gate.errors import MissingRecordingError, SystemCallError
 from gate.outputs import Output
-from gate.produce import systems
 from gate.produce.recordings import RecordingStore, request_key
 from gate.results import CaseResult, SampleResult
 from gate.secrets import redact

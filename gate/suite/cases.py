@@ -18,10 +18,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
-from gate import heap
+from gate import checks, heap
 from gate.errors import CaseFileError, located
 from gate.files import parse_json
-from gate.judging import checks
 from gate.limits import MAX_CASE_FILE_BYTES, read_limited
 from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml

@@ -21,11 +21,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from gate import systems
 from gate.errors import ConfigError, located
-from gate.judging.judge import JudgePin, judge_system, prompt_version_problem
 from gate.limits import MAX_CONFIG_BYTES, read_limited
-from gate.produce import systems
 from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
+from gate.suite.judgepin import JudgePin, judge_system, prompt_version_problem
 from gate.suite.pins import EmbeddingsPin, ModerationPin
 from gate.suite.sections import (
     AdaptiveConfig,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gate.judging import checks
+from gate import checks
 from gate.yamlfile import LineDict
 
 #: More samples of one case than this is a typo, not a plan (each is a call, or a recording).

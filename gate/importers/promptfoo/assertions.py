@@ -11,13 +11,13 @@ from typing import Any
 
 import yaml
 
+from gate import checks
+from gate.checks.moderation import CATEGORIES as moderation_categories
 from gate.importers.promptfoo.common import CHECKS_MODULE, NeedsPerson
 from gate.importers.promptfoo.expect import Expect, _all_of, _any_of, _Text
 from gate.importers.promptfoo.js import js_string, plain, shown_value, split_values
 from gate.importers.promptfoo.nunjucks import render_value
 from gate.importers.promptfoo.reading import Folder, Yaml12Loader
-from gate.judging import checks
-from gate.judging.checks.moderation import CATEGORIES as moderation_categories
 from gate.yamlfile import YamlSyntaxError, printable
 
 #: A back-reference by number: after another pattern's groups it would point elsewhere.

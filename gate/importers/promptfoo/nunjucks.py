@@ -15,9 +15,9 @@ import jinja2.sandbox
 from gate.errors import ConfigError
 from gate.importers.promptfoo.common import NeedsPerson
 from gate.importers.promptfoo.js import js_string
-from gate.suite.templates import compile_template
+from gate.systems.templates import compile_template
 
-#: For reading templates only (casegate renders with gate.suite.templates, StrictUndefined).
+#: For reading templates only (casegate renders with gate.systems.templates, StrictUndefined).
 _JINJA = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
 TEMPLATE_SYNTAX = ("{{", "{%", "{#")
 

@@ -260,7 +260,7 @@ def _tools(raw: Any, folder: Folder, line: int | None, notes: list[str]) -> list
 
 
 def system_problems(system: Mapping[str, Any]) -> list[str]:
-    from gate.produce import systems
+    from gate import systems
     from gate.suite.config import SystemConfig
 
     try:

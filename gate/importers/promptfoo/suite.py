@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate import checks
 from gate.errors import SystemCallError
 from gate.importers.promptfoo.assertions import Context, Stubs, service_pins
 from gate.importers.promptfoo.cases import Draft, Report, check_shape, draft_cases, merge_default
@@ -39,9 +40,8 @@ from gate.importers.promptfoo.writing import (
     suite_files,
     write_all,
 )
-from gate.judging import checks
 from gate.suite.cases import MAX_ID_LENGTH, Case
-from gate.suite.templates import render
+from gate.systems.templates import render
 from gate.yamlfile import YamlSyntaxError, load_yaml, printable
 
 

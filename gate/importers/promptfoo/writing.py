@@ -41,7 +41,7 @@ from gate.importers.promptfoo.sensitive import (
     names_secret,
     names_variable,
 )
-from gate.judging.judge import model_family
+from gate.suite.judgepin import model_family
 from gate.yamlfile import printable
 
 

@@ -8,9 +8,9 @@ from gate.errors import ConfigError
 from gate.produce.batch.anthropic import AnthropicBatches
 from gate.produce.batch.api import BatchAPI
 from gate.produce.batch.openai import OpenAIBatches
-from gate.produce.systems import BATCHES
-from gate.produce.systems.anthropic import AnthropicSystem
-from gate.produce.systems.openai import OpenAISystem
+from gate.systems import BATCHES
+from gate.systems.anthropic import AnthropicSystem
+from gate.systems.openai import OpenAISystem
 
 
 def for_system(system: Any, where: str) -> BatchAPI:

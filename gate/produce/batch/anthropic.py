@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from gate.outputs import Output
 from gate.produce.batch import lines
 from gate.produce.batch.api import Line, ProviderBatches, Status
-from gate.produce.systems.anthropic import AnthropicSystem, parse_message
+from gate.systems.anthropic import AnthropicSystem, parse_message
 
 STOPPED = {
     "canceled": "the batch was canceled before this request ran",

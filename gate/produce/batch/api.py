@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from gate.outputs import Output
 
 if TYPE_CHECKING:
-    from gate.produce.systems.chat import ChatProvider
+    from gate.systems.chat import ChatProvider
 
 
 @dataclass(frozen=True, slots=True)

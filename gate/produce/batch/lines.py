@@ -11,8 +11,8 @@ from typing import Any
 from gate.files import parse_json
 from gate.outputs import Output
 from gate.produce.batch.api import Line, short
-from gate.produce.systems.chat import MALFORMED
 from gate.secrets import redact
+from gate.systems.chat import MALFORMED
 
 
 def split(text: str, read: Callable[[dict[str, Any]], Line]) -> list[Line]:

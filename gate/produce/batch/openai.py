@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from gate.outputs import Output
 from gate.produce.batch import lines
 from gate.produce.batch.api import Line, ProviderBatches, Status, short
-from gate.produce.systems.openai import OpenAISystem, parse_chat_completion, parse_response
+from gate.systems.openai import OpenAISystem, parse_chat_completion, parse_response
 
 #: statuses after which a batch changes no more
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})

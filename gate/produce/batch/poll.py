@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from gate.errors import CasegateError, SystemCallError
 from gate.produce.batch.api import BatchAPI, Status
 from gate.produce.progress import Progress
-from gate.produce.retry import Transient
+from gate.systems.retry import Transient
 
 FIRST_S = 1.0
 LONGEST_S = 60.0

@@ -25,12 +25,12 @@ from gate.produce.batch.api import BatchAPI
 from gate.produce.batch.cost import batch_cost
 from gate.produce.batch.mapping import map_results
 from gate.produce.recordings import RecordingStore
-from gate.produce.retry import Transient
-from gate.produce.systems.chat import conversation_for
 from gate.results import SampleResult
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import DEFAULT_CONFIG, LoadedConfig
+from gate.systems.chat import conversation_for
+from gate.systems.retry import Transient
 
 
 class Planned(Protocol):

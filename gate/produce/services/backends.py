@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from gate import secrets
 from gate.errors import SystemCallError
-from gate.produce.retry import RetryPolicy, Transient, retry_after_seconds
 from gate.suite.pins import ServicePin
+from gate.systems.retry import RetryPolicy, Transient, retry_after_seconds
 
 T = TypeVar("T")
 
@@ -95,7 +95,7 @@ class PythonBackend:
     """`target: module:function`, called with a list of texts, under the pin's timeout."""
 
     def __init__(self, pin: ServicePin, service: str, root: Path) -> None:
-        from gate.suite.usercode import load_callable
+        from gate.usercode import load_callable
 
         assert pin.target is not None  # ServicePin.problems refuses a python pin without one
         self.service = service
@@ -104,7 +104,7 @@ class PythonBackend:
         self.function = load_callable(pin.target, f"{service}.target", root)
 
     def call(self, texts: Sequence[str]) -> Any:
-        from gate.produce.systems.python import call_with_timeout
+        from gate.systems.python import call_with_timeout
 
         try:
             return call_with_timeout(lambda: self.function(list(texts)), self.timeout_s)

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gate.errors import SystemCallError
-from gate.judging.checks.base import (
+from gate.checks.base import (
     MAX_PATTERN_SIZE,
     CheckSpecError,
     Factory,
@@ -24,17 +23,17 @@ from gate.judging.checks.base import (
     Verdict,
     pattern_size,
 )
-from gate.judging.checks.custom import SampleView, custom, custom_specs, prepared_problems
-from gate.judging.checks.figures import (
+from gate.checks.custom import SampleView, custom, custom_specs, prepared_problems
+from gate.checks.figures import (
     finish_reason,
     max_cost_usd,
     max_latency_ms,
     max_output_tokens,
 )
-from gate.judging.checks.graded import llm_judge, uses_judge
-from gate.judging.checks.moderation import moderated_text, moderation
-from gate.judging.checks.similar import embedded_texts, embedding_reference, levenshtein, similar
-from gate.judging.checks.structured import (
+from gate.checks.graded import llm_judge, uses_judge
+from gate.checks.moderation import moderated_text, moderation
+from gate.checks.similar import embedded_texts, embedding_reference, levenshtein, similar
+from gate.checks.structured import (
     citations,
     fields,
     fields_absent,
@@ -42,7 +41,7 @@ from gate.judging.checks.structured import (
     json_check,
     json_schema,
 )
-from gate.judging.checks.text import (
+from gate.checks.text import (
     contains,
     contains_any,
     ends_with,
@@ -57,7 +56,7 @@ from gate.judging.checks.text import (
     regex,
     starts_with,
 )
-from gate.judging.checks.tools import (
+from gate.checks.tools import (
     declared_tools,
     tool_args,
     tool_args_schema,
@@ -66,6 +65,7 @@ from gate.judging.checks.tools import (
     tool_not_called,
     tool_sequence,
 )
+from gate.errors import SystemCallError
 
 __all__ = [
     "KNOWN_KEYS",

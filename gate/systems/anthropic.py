@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from gate.outputs import Output, ToolCall
-from gate.produce.systems.chat import (
+from gate.systems.chat import (
     ChatProvider,
     Conversation,
     output_with_usage,

@@ -3,7 +3,7 @@
 A check is called `fn(output_text, case)`; with `{fn, args}` the args are keyword
 arguments; a function with a third positional parameter also receives a
 `SampleView` of the sample. Loading cases never imports user code: the run
-imports every custom check up front (gate.suite.usercode.prepare_check).
+imports every custom check up front (gate.usercode.prepare_check).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from gate.judging.checks.base import (
+from gate import usercode
+from gate.checks.base import (
     CheckSpecError,
     Judge,
     Modifiers,
@@ -24,9 +25,8 @@ from gate.judging.checks.base import (
     describe,
     short,
 )
-from gate.judging.checks.figures import finish_name
+from gate.checks.figures import finish_name
 from gate.outputs import ToolCall
-from gate.suite import usercode
 
 _SHAPE = "check takes 'module:function', {fn: 'module:function', args: {…}}, or a list of them"
 

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from gate.errors import SystemCallError
 from gate.outputs import Output
-from gate.produce.systems import Provider
-from gate.suite.usercode import load_callable
+from gate.systems import Provider
+from gate.usercode import load_callable
 
 _OUTPUT_KEYS = {
     "text",

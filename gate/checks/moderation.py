@@ -11,8 +11,8 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from gate.judging.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict, describe
-from gate.judging.checks.similar import figure, mapping_arg
+from gate.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict, describe
+from gate.checks.similar import figure, mapping_arg
 
 #: OpenAI's moderation categories (omni-moderation; the older text models lack `illicit*`)
 CATEGORIES = (

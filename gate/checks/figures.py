@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from gate.judging.checks.base import (
+from gate.checks.base import (
     CheckSpecError,
     Factory,
     Judge,

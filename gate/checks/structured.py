@@ -8,8 +8,8 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import gate.judging.checks.base as base
-from gate.judging.checks.base import (
+import gate.checks.base as base
+from gate.checks.base import (
     CheckSpecError,
     Factory,
     Judge,
@@ -23,8 +23,8 @@ from gate.judging.checks.base import (
     too_slow,
     whole_number,
 )
-from gate.judging.checks.jsontext import ParsedJson
-from gate.judging.checks.text import fits, mismatch
+from gate.checks.jsontext import ParsedJson
+from gate.checks.text import fits, mismatch
 
 if TYPE_CHECKING:
     import jsonschema

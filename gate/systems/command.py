@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from gate.errors import SystemCallError
 from gate.outputs import Output
-from gate.produce.systems import Provider
+from gate.systems import Provider
 
 
 class CommandSystem(Provider):

@@ -71,10 +71,10 @@ def _nearest(key: str, known: Sequence[str]) -> list[str]:
 #: a run imports the one adapter its config uses (and, through it, no SDK until a
 #: client is made) instead of all of them.
 PROVIDERS: dict[str, str] = {
-    "python": "gate.produce.systems.python:PythonSystem",
-    "command": "gate.produce.systems.command:CommandSystem",
-    "openai": "gate.produce.systems.openai:OpenAISystem",
-    "anthropic": "gate.produce.systems.anthropic:AnthropicSystem",
+    "python": "gate.systems.python:PythonSystem",
+    "command": "gate.systems.command:CommandSystem",
+    "openai": "gate.systems.openai:OpenAISystem",
+    "anthropic": "gate.systems.anthropic:AnthropicSystem",
 }
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from gate.outputs import Output, ToolCall
-from gate.produce.systems.chat import (
+from gate.systems.chat import (
     ChatProvider,
     Conversation,
     output_with_usage,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gate.judging.checks.base import (
+from gate.checks.base import (
     CheckSpecError,
     Judge,
     Modifiers,
@@ -16,7 +16,7 @@ from gate.judging.checks.base import (
     short,
     string_list,
 )
-from gate.judging.checks.structured import (
+from gate.checks.structured import (
     MISSING,
     compile_schema,
     json_equal,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gate.judging.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict, describe
-from gate.judging.checks.text import normalizer
+from gate.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict, describe
+from gate.checks.text import normalizer
 
 #: the longest output (and reference) `similar` and `levenshtein` compare
 MAX_TEXT_CHARS = 8_000

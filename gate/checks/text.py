@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import gate.judging.checks.base as base
-from gate.judging.checks.base import (
+import gate.checks.base as base
+from gate.checks.base import (
     CheckSpecError,
     Factory,
     Judge,

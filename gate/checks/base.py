@@ -11,8 +11,8 @@ from typing import Any
 
 import regex as regex_engine  # `re` syntax with a match timeout
 
-import gate.judging.checks.jsontext as jsontext
-from gate.judging.checks.jsontext import ParsedJson
+import gate.checks.jsontext as jsontext
+from gate.checks.jsontext import ParsedJson
 from gate.outputs import Output, ToolCall
 
 #: A pattern search on one output that takes longer fails its check: model output is

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gate.judging.checks.base import (
+from gate.checks.base import (
     CheckSpecError,
     Judge,
     Modifiers,

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from gate import secrets
 from gate.errors import SystemCallError
 from gate.outputs import Output, ToolCall
-from gate.produce.retry import DEFAULT_MAX_WAIT_S, RetryPolicy, Transient, retry_after_seconds
-from gate.produce.systems import Provider
+from gate.systems import Provider
+from gate.systems.retry import DEFAULT_MAX_WAIT_S, RetryPolicy, Transient, retry_after_seconds
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,7 +55,9 @@ def conversation_for(
             f"case {case_id!r}: the input has no `messages` and system.message is not set; "
             "set system.message to a template such as '{{ question }}'"
         )
-    from gate.suite.templates import render  # Jinja2: a replay, which sends nothing, never loads it
+    from gate.systems.templates import (
+        render,  # Jinja2: a replay, which sends nothing, never loads it
+    )
 
     return Conversation(
         prompt, [{"role": "user", "content": render(template, case_id, case_input)}]
