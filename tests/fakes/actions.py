@@ -1,6 +1,6 @@
 """A fake GitHub Actions job around a checked-out copy of the example suite.
 
-Shared by the process-level tests (tests/test_action.py) and the container test
+Shared by the process-level tests (tests/github/test_action.py) and the container test
 (tests/container/run.py), which hand the same environment to the Action as a
 process and as a container.
 """
