@@ -80,6 +80,35 @@ class Produced:
 
 
 @dataclass(slots=True, kw_only=True)
+class JudgeConsistency:
+    """How often the pinned judge disagreed with itself on one case's outputs, each asked
+    `asks` times (`judge.consistency`, gate.judging.consistency)."""
+
+    asks: int
+    #: the outputs asked every time without an error
+    outputs: int
+    #: of those, the ones whose answers were not all the same
+    flipped: int
+    #: the pin's limit when it was measured: above it, the case's judge verdict is noise
+    max_flip_rate: float
+
+    @property
+    def flip_rate(self) -> float | None:
+        return self.flipped / self.outputs if self.outputs else None
+
+    @property
+    def noisy(self) -> bool:
+        rate = self.flip_rate
+        return rate is not None and rate > self.max_flip_rate + EPSILON
+
+    def describe(self) -> str:
+        return (
+            f"the judge's {self.asks} answers disagreed on {self.flipped} of {self.outputs} "
+            f"output(s), above judge.max_flip_rate {self.max_flip_rate:g}"
+        )
+
+
+@dataclass(slots=True, kw_only=True)
 class CaseResult:
     id: str
     version: int = 1
@@ -111,6 +140,8 @@ class CaseResult:
     added: str | None = None
     #: the cluster of near-duplicate cases this one belongs to (gate.deciding.noise.clusters)
     cluster: str | None = None
+    #: with `judge.consistency: K`, how often the judge disagreed with itself on this case
+    judge_consistency: JudgeConsistency | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -51,7 +51,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     from gate.deciding.compare import compare
     from gate.deciding.rules import decide
     from gate.drift.age import replay_warnings
-    from gate.pipeline.check import with_judge_lines
+    from gate.pipeline.standing import with_judge_lines
     from gate.results import read_results
 
     whole = read_results(args.baseline)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
-    from gate.judging import pairwise
+    from gate.judging import pairwise, rejudge
     from gate.pipeline.run import execute
 
     loaded, cases = load(args)
@@ -41,6 +41,8 @@ def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: b
         for line in pairwise.record_against_baseline(
             loaded, cases, results, only_missing=only_missing
         ):
+            print(f"casegate: {line}", file=sys.stderr)
+        for line in rejudge.record_against_baseline(loaded, cases, only_missing=only_missing):
             print(f"casegate: {line}", file=sys.stderr)
     _score_holdout(args, loaded, results, mode)
     return results

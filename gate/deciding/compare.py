@@ -148,6 +148,10 @@ class Comparison:
     replay: ReplayAccount | None = None
     #: the samples each side drew, and whether one sample of this system may decide
     sampling: Sampling | None = None
+    #: cases that regressed only on the judge's verdict while the judge disagreed with
+    #: itself on them above judge.max_flip_rate (either side): noise, never a confident
+    #: regression (gate.judging.consistency); kept out of `regressions`
+    judge_noisy: list[str] = field(default_factory=list)
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -332,6 +336,18 @@ def compare(
     errors = sorted(lists["errors"] + [i for i in added if after[i].status == "error"])
     looks = analysis.design_of(candidate.config)
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
+    # A drop only a judge that disagrees with itself explains is noise: it is listed on its
+    # own and left out of every test and rate, so it can neither block nor hide in a mean.
+    judge_noisy = [
+        i
+        for i in judged
+        if after[i].pass_rate < before[i].pass_rate - EPSILON and judge_noise(before[i], after[i])
+    ]
+    if judge_noisy:
+        comparable = [i for i in comparable if i not in judge_noisy]
+        judged = [i for i in judged if i not in judge_noisy]
+        for name in ("regressions", "pass", "fail"):
+            lists[name] = [i for i in lists[name] if i not in judge_noisy]
     pairs = [(before[i], after[i]) for i in judged]
     noise = None
     if analysis.noisy(pairs):
@@ -372,7 +388,22 @@ def compare(
         holdout=holdout,
         candidate_looks=looks,
         sampling=sampling_of(baseline, candidate),
+        judge_noisy=judge_noisy,
     )
+
+
+def judge_noise(old: CaseResult, new: CaseResult) -> str | None:
+    """Why a regression of `old` → `new` may be the judge's noise, or None: the judge is the
+    only check the candidate fails, and on one side it disagreed with itself on the case
+    above judge.max_flip_rate."""
+    failing = {check.check for check in new.checks if not check.ok}
+    if failing != {"judge"}:
+        return None
+    for side, result in (("candidate", new), ("baseline", old)):
+        measured = result.judge_consistency
+        if measured is not None and measured.noisy:
+            return f"on the {side}, {measured.describe()}"
+    return None
 
 
 def _side(run: RunResults) -> Side:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gate.deciding.compare import Comparison, rate_dropped
+from gate.deciding.compare import Comparison, judge_noise, rate_dropped
 from gate.deciding.heldoutrule import holdout_rule
 from gate.deciding.noise import level
 from gate.deciding.noise.analysis import NoiseAnalysis, verdicts
@@ -193,7 +193,13 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
         for note in comparison.ruler_changes
         if note not in comparison.allowed_changes  # the report's head names those
     )
+    noisy_critical = comparison.critical(comparison.judge_noisy)
+    if comparison.judge_noisy:
+        notes.append(_judge_noise_note(comparison, noisy_critical))
     decision: Decision = "block" if reasons else "ship"
+    if noisy_critical and not reasons and rule.block_on_critical_regression:
+        # Noise cannot show the case still passes, nor that it regressed: never a ship.
+        decision = "inconclusive"
     if analysis is not None and not reasons:
         undecided = inconclusive_note(analysis, rule)
         if undecided:
@@ -205,6 +211,22 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             if rule.on_inconclusive == "block" or forced:
                 decision = "inconclusive"
     return Verdict(decision, reasons, notes)
+
+
+def _judge_noise_note(comparison: Comparison, noisy_critical: list[str]) -> str:
+    first = comparison.judge_noisy[0]
+    why = judge_noise(comparison.baseline_cases[first], comparison.candidate_cases[first])
+    critical = (
+        f" ({len(noisy_critical)} critical: the verdict is inconclusive, never ship)"
+        if noisy_critical
+        else ""
+    )
+    return (
+        f"{len(comparison.judge_noisy)} case(s) regressed only on the judge's verdict while "
+        f"the judge disagreed with itself on them{critical}: "
+        f"{', '.join(comparison.judge_noisy)} ({first}: {why}). Not a confident regression: "
+        "read the outputs, then sharpen the rubric or pin a steadier judge"
+    )
 
 
 _UNVERIFIED = (

@@ -5,7 +5,10 @@
     verify_changed     with `verify: changed`, the recordings the change added or changed
                        made again by CI, live (gate.pipeline.verify)        -> Verification
     produce_and_judge  the outputs (from the recordings in replay, else a supervised
-                       run), each judged once by this process                -> Judged
+                       run), each judged once by this process, and how often
+                       the judge disagreed with itself (judge.consistency)    -> Judged
+    like_with_like     the baseline judged again when another judge pin scored
+                       it (gate.judging.rejudge)                            -> Ground
     compared           case by case against the baseline, built whole       -> Comparison
     decided            the written rule, with the judge's standing          -> Verdict
     markdown_report    what the pull request's comment says                 -> str
@@ -31,7 +34,6 @@ from gate.deciding.recheck import Recorded, costed, recheck, snapshot
 from gate.deciding.ruler import Ruling, restate
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.rules import Verdict, decide
-from gate.deciding.staleness import baseline_warnings, overridden_keys
 from gate.deciding.treediff import footprint_changes
 from gate.drift import replayed
 from gate.drift.age import replay_warnings
@@ -41,8 +43,7 @@ from gate.history.report import trusted_notes
 from gate.history.spread import trusted_spread
 from gate.holdout import scoring as holdout
 from gate.holdout.verdicts import compare_runs
-from gate.judging import judgeproc, pairwise
-from gate.judging.calibration import judge_lines, read_calibration
+from gate.judging import consistency, judgeproc, pairwise, rejudge
 from gate.judging.judgeproc import CustomVerdicts
 from gate.logsafe import flatten
 from gate.outputs import Output
@@ -51,6 +52,7 @@ from gate.pipeline.givens import judging_tree, sandbox_plan, withheld
 from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
 from gate.pipeline.run import adopt_recorded
+from gate.pipeline.standing import stale_baseline, with_judge_lines
 from gate.pipeline.verify import Verification, measured_into, setting, verify_changed
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
@@ -60,7 +62,7 @@ from gate.results import CaseOutputs, RunResults, read_results, write_results
 from gate.secrets import hide_from_proc
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
-from gate.suite.sections import CalibrationBar, GateConfig
+from gate.suite.sections import GateConfig
 from gate.suite.select import Selection, describe_stored, require_same_selection
 
 
@@ -84,42 +86,6 @@ class CheckOutcome:
     def part(self) -> bool:
         """One shard's results: written for `casegate merge`, never gated on its own."""
         return self.candidate.shard is not None
-
-
-def with_judge_lines(
-    verdict: Verdict, candidate: RunResults, root: Path, bar: CalibrationBar | None = None
-) -> Verdict:
-    """Add the judge pin and its last calibration, held to the suite's `bar`, to a verdict
-    on a run that used it."""
-    uses_judge = any(c.check == "judge" for case in candidate.cases for c in case.checks)
-    calibration = read_calibration(root / f"{candidate.suite}.judge-calibration.json")
-    system = candidate.config.get("system")
-    info, warnings = judge_lines(
-        candidate.config.get("judge"),
-        uses_judge,
-        calibration,
-        bar,
-        system if isinstance(system, dict) else None,
-    )
-    if not info and not warnings:
-        return verdict
-    return dataclasses.replace(
-        verdict, notes=[*verdict.notes, *warnings], instrument=[*verdict.instrument, *info]
-    )
-
-
-def stale_baseline(baseline: RunResults, loaded: LoadedConfig, ruling: Ruling | None) -> list[str]:
-    """Why the baseline may be stale; judged against the base commit's config when the ruler
-    comes from one (the pull request's own config differs from the baseline's by design).
-
-    Without one, the config in use is the candidate's: its system (a prompt, a model) is the
-    very change this check judges, named in the report's headline, never a stale baseline;
-    nor is what `--set` changed on purpose.
-    """
-    if ruling is not None and ruling.base_config is not None:
-        return baseline_warnings(baseline, ruling.base_config, against="the base commit's config")
-    ignore = ["system", *overridden_keys(loaded.overrides)]
-    return baseline_warnings(baseline, loaded, ignore=ignore)
 
 
 def baseline_for(loaded: LoadedConfig, explicit: Path | None) -> Path:
@@ -228,6 +194,7 @@ def check(
     # The gate's own account, never the run's: the run left its verdicts to this process.
     write_results(candidate, out)
     require_same_selection(ground.baseline.selection, candidate.selection)
+    ground, rejudged_line = like_with_like(loaded, cases, mode, ground, ruling, parts)
     held_out = ground.held_out
     if held_out is not None:
         candidate.holdout = holdout.score(held_out, loaded, mode, baseline=ground.baseline)
@@ -246,6 +213,8 @@ def check(
             "request's code outside the sandbox"
         )
     verdict = decided(comparison, ground.rule, candidate, loaded, ruling, notes)
+    if rejudged_line is not None:
+        verdict = dataclasses.replace(verdict, instrument=[*verdict.instrument, rejudged_line])
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
     markdown = report.markdown_report(comparison, verdict, marker=marker)
     write_text(report_path, markdown)
@@ -376,6 +345,11 @@ def produce_and_judge(
                 shutil.rmtree(kept, ignore_errors=True)
     if custom is not None and custom.network is not None:
         said += (f"sandbox: the judging process's network: {custom.network}",)
+    # How often the judge disagrees with itself, asked by the gate under the ruler's pin.
+    if ground.recorded is not None and not parts:  # asked as the replay asked its verdicts
+        candidate = consistency.asked_again(candidate, cases, loaded, "replay", ruled_by=ruler)
+    else:  # asked as judge_live asked them
+        candidate = consistency.asked_again(candidate, cases, ruler or loaded, mode)
     candidate = restamped(candidate, loaded, mode)
     review = ruling.review if ruling is not None else None
     if ruling is not None and custom is not None and ruling.base_tree and ruling.head_tree:
@@ -384,6 +358,25 @@ def produce_and_judge(
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
     return Judged(candidate, review, output, said)
+
+
+def like_with_like(
+    loaded: LoadedConfig,
+    cases: Sequence[Case],
+    mode: Mode,
+    ground: Ground,
+    ruling: Ruling | None,
+    parts: Sequence[Path],
+) -> tuple[Ground, str | None]:
+    """Stage 3b: when another judge pin scored the baseline, its outputs judged again by
+    the pin that judged the candidate, asked the way the candidate's verdicts were
+    (gate.judging.rejudge); and the line the report states."""
+    ruler = ruling.base.loaded if ruling is not None and ruling.base is not None else None
+    if ground.recorded is not None and not parts:
+        baseline, line = rejudge.rejudged(ground.baseline, cases, loaded, "replay")
+    else:
+        baseline, line = rejudge.rejudged(ground.baseline, cases, ruler or loaded, mode)
+    return dataclasses.replace(ground, baseline=baseline), line
 
 
 def compared(

@@ -16,6 +16,7 @@ from typing import Any
 from gate import __version__, checks, heap, systems
 from gate.deciding.noise import adaptive
 from gate.errors import MissingRecordingError
+from gate.judging import consistency
 from gate.judging.live import start_live
 from gate.judging.sample import (
     aggregate,
@@ -247,7 +248,7 @@ def execute(
             if len(by_case.get(case.id, ()))
             == (counts[case.id] if counts is not None else samples_for(case, loaded))
         ]
-    return RunResults(
+    run = RunResults(
         suite=config.suite,
         system=config.system.name,
         config=loaded.as_dict(),
@@ -260,6 +261,11 @@ def execute(
         interrupted=interrupted,
         summary=summarise(results),
         cases=results,
+    )
+    if gate_judges or interrupted:  # the gate asks the judge itself (gate.pipeline.check)
+        return run
+    return consistency.asked_again(
+        run, cases, loaded, mode, store=store, reuse_recorded=mode == "record" and only_missing
     )
 
 

@@ -46,6 +46,7 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "recording_warnings": comparison.recording_warnings,
         "usage": {delta.name: delta.to_dict() for delta in comparison.usage},
         "flaky": [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky],
+        "judge_noisy": comparison.judge_noisy,
         "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
         "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
         "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gate.deciding.compare import Comparison, Delta
+from gate.deciding.compare import Comparison, Delta, judge_noise
 from gate.deciding.rules import Verdict
 from gate.logsafe import flatten
 from gate.reporting.diffs import diff_texts
@@ -188,6 +188,9 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
     flaky = [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky]
     if flaky:
         lines.append(f"flaky ({len(flaky)}): {', '.join(flaky)}")
+    if comparison.judge_noisy:
+        noisy = comparison.judge_noisy
+        lines.append(f"regressed only on a noisy judge ({len(noisy)}): {', '.join(noisy)}")
     listed("fixes", comparison.fixes, comparison.baseline_cases, False)
     lines.append(
         f"unchanged: {len(comparison.unchanged_pass)} pass, {len(comparison.unchanged_fail)} fail"
@@ -323,6 +326,24 @@ def markdown_report(
                 f"#### Flaky cases ({len(rows)})\n\nSome samples pass and some fail: "
                 "where prompt work pays most.\n\n"
                 + table(["case", "candidate passes (95% interval)"], rows, len(rows)),
+            )
+        )
+    if comparison.judge_noisy:
+        rows = [
+            [
+                "🔴 critical" if after[i].critical else "",
+                code(i),
+                cell(judge_noise(before[i], after[i]) or ""),
+            ]
+            for i in critical_first(comparison, comparison.judge_noisy)
+        ]
+        sections.append(
+            (
+                1,
+                f"#### Regressed only on a judge that disagrees with itself ({len(rows)})\n\n"
+                "The judge's verdict is the only check these cases fail, and asked the same "
+                "question again it answered differently: noise, not a confident regression.\n\n"
+                + table(["", "case", "the judge's answers"], rows, len(rows)),
             )
         )
     if comparison.errors:

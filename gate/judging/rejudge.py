@@ -1,0 +1,164 @@
+"""Like with like: the baseline's outputs judged again by the pin that judged the candidate.
+
+A change of the judge pin (another model, another prompt version) re-scores the candidate
+only: the baseline's verdicts are the old judge's, and a comparison would measure the
+change of judge as much as the change of system. When the pins differ, every baseline
+output the pointwise judge judged is asked again under the candidate's pin, and the
+comparison sees both sides scored by one judge. The asks are recorded and replayed like any
+judgement: `casegate record` records them against the configured baseline (as it does the
+pairwise verdicts), a replayed `check` reads them, and one missing stops the replay with
+exit 2, naming its case.
+
+Only the judge's verdicts change. Every other check's verdict, the outputs, and the case's
+identity (its version, criticality, tags) stay the baseline's own; an output the new judge
+cannot answer becomes an error on the baseline's side, never a pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from gate.checks.graded import pointwise_rubric
+from gate.errors import SystemCallError
+from gate.judging.judge import Grader, pin_fingerprint
+from gate.judging.sample import aggregate, make_grader, raise_missing_judgements
+from gate.produce.recordings import RecordingStore
+from gate.results import CaseResult, CheckResult, RunResults, SampleResult, read_results, summarise
+from gate.secrets import redact
+from gate.suite.cases import Case
+from gate.suite.config import LoadedConfig, Mode
+from gate.suite.judgepin import JudgePin
+
+#: what a re-judged case keeps of the baseline's own record
+KEPT: tuple[str, ...] = ("version", "critical", "tags", "weight", "source", "expect_hash")
+KEPT += ("note", "provenance", "added", "cluster")
+
+
+def _pin_of(config: Mapping[str, Any]) -> JudgePin | None:
+    stored = config.get("judge")
+    if not isinstance(stored, Mapping):
+        return None
+    try:
+        return JudgePin.model_validate(stored)
+    except ValidationError:
+        return None  # unreadable: not the pin asking now, so judged again
+
+
+def differs(baseline: RunResults, asking: LoadedConfig) -> bool:
+    """Whether the baseline's verdicts came from another judge pin than `asking`'s."""
+    pin = asking.config.judge
+    if pin is None:
+        return False
+    old = _pin_of(baseline.config)
+    return old is None or pin_fingerprint(old) != pin_fingerprint(pin)
+
+
+def rejudged(
+    baseline: RunResults,
+    cases: Sequence[Case],
+    asking: LoadedConfig,
+    mode: Mode,
+    *,
+    store: RecordingStore | None = None,
+    reuse_recorded: bool = False,
+) -> tuple[RunResults, str | None]:
+    """`baseline` with its pointwise judge verdicts asked again under `asking`'s pin when
+    its own pin differs, and the line the report states; else `baseline` and None."""
+    if not differs(baseline, asking):
+        return baseline, None
+    by_id = {case.id: case for case in cases if pointwise_rubric(case.expect) is not None}
+    targets = {
+        result.id
+        for result in baseline.cases
+        if result.id in by_id
+        and result.version == by_id[result.id].version  # the same expectation as now
+        and any(check.check == "judge" for sample in result.outputs for check in sample.checks)
+    }
+    if not targets:
+        return baseline, None
+    store = store or RecordingStore(asking.recordings_dir)
+    grader = make_grader(
+        asking, [by_id[i] for i in sorted(targets)], mode, store, reuse_recorded=reuse_recorded
+    )
+    assert grader is not None  # the targets use the judge, and a pin is set
+    grader.prepare()
+    threshold = asking.config.min_pass_rate
+    judged = [
+        _judged_again(result, by_id[result.id], grader, threshold)
+        if result.id in targets
+        else result
+        for result in baseline.cases
+    ]
+    raise_missing_judgements(grader, store)
+    old, new = _pin_of(baseline.config), asking.config.judge
+    assert new is not None
+    config = {**baseline.config, "judge": asking.as_dict().get("judge")}
+    line = (
+        f"the baseline's outputs on {len(targets)} case(s) were judged again under this "
+        f"judge pin ({new.describe()}; the baseline was judged by "
+        f"{old.describe() if old is not None else 'another pin'}): both sides are scored "
+        "by one judge"
+    )
+    rebuilt = dataclasses.replace(baseline, config=config, cases=judged, summary=summarise(judged))
+    return rebuilt, line
+
+
+def _judged_again(
+    result: CaseResult, case: Case, grader: Grader, default_threshold: float
+) -> CaseResult:
+    rubric = pointwise_rubric(case.expect) or ""
+    outputs = [_sample_again(sample, case, rubric, grader) for sample in result.outputs]
+    threshold = case.min_pass_rate if case.min_pass_rate is not None else default_threshold
+    again = aggregate(case, outputs, threshold)
+    return dataclasses.replace(again, **{name: getattr(result, name) for name in KEPT})
+
+
+def _sample_again(sample: SampleResult, case: Case, rubric: str, grader: Grader) -> SampleResult:
+    if sample.status == "error" or not any(c.check == "judge" for c in sample.checks):
+        return sample
+    try:
+        ok, reason = grader.verdict(case, rubric, sample.text or "")
+    except SystemCallError as exc:
+        return dataclasses.replace(sample, status="error", reason=redact(f"judge: {exc}"))
+    checks = [
+        CheckResult(check="judge", ok=ok, reason=reason) if check.check == "judge" else check
+        for check in sample.checks
+    ]
+    failed = [check for check in checks if not check.ok]
+    return dataclasses.replace(
+        sample,
+        checks=checks,
+        status="fail" if failed else "pass",
+        reason="; ".join(f"{check.check}: {check.reason}" for check in failed),
+    )
+
+
+def record_against_baseline(
+    loaded: LoadedConfig, cases: Sequence[Case], *, only_missing: bool
+) -> list[str]:
+    """`record`: the configured baseline's outputs judged under the suite's pin when the
+    baseline was judged by another, recorded so that a replayed `check` finds them;
+    returns lines for the person who ran it."""
+    path = loaded.baseline_path
+    if path is None or not path.is_file():
+        return []
+    baseline = read_results(path)
+    if not differs(baseline, loaded):
+        return []
+    again, line = rejudged(baseline, cases, loaded, "record", reuse_recorded=only_missing)
+    if line is None:
+        return []
+    lines = [f"recorded for `check`: {line.replace('this judge pin', 'the suite’s judge pin')}"]
+    before = sum(s.status == "error" for case in baseline.cases for s in case.outputs)
+    failed = sum(s.status == "error" for case in again.cases for s in case.outputs) - before
+    if failed:
+        lines.append(
+            f"{failed} of the baseline's output(s) could not be judged under the new pin (an "
+            "outage, or a verdict that is not one PASS or FAIL line): a replayed `check` "
+            "stops on them; run `casegate record --only-missing` again"
+        )
+    return lines
