@@ -319,6 +319,28 @@ def cmd_mv(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_adopt(args: argparse.Namespace) -> int:
+    """Adopt the answers CI sealed for a merged pull request (gate.produce.verified)."""
+    from gate.errors import ConfigError
+    from gate.produce.recordings import RecordingStore
+    from gate.produce.seal import KEY_ENV, held
+    from gate.produce.verified import ARTIFACT, adopt_sealed
+    from gate.suite.project import load_project
+
+    key = held()
+    if key is None:
+        raise ConfigError(
+            f"adopting recordings needs {KEY_ENV}, the key CI seals with: without it no seal "
+            f"can be told from a forgery (set the secret for the job that adopts `{ARTIFACT}`)"
+        )
+    loaded, cases = load_project(args.config)
+    store = RecordingStore(loaded.recordings_dir)
+    adopted = adopt_sealed(args.folder, store, {case.id for case in cases}, key)
+    for line in adopted.lines(args.folder):
+        print(line, flush=True)
+    return 0
+
+
 def _is_case_id(name: str) -> bool:
     from pydantic import TypeAdapter, ValidationError
 
@@ -332,7 +354,7 @@ def _is_case_id(name: str) -> bool:
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`casegate recordings prune|mv`."""
+    """`casegate recordings prune|mv|adopt`."""
     recordings = commands.add_parser("recordings", help="tidy the recordings folder")
     actions = recordings.add_subparsers(dest="recordings_command", required=True, metavar="COMMAND")
     prune_parser = actions.add_parser(
@@ -363,3 +385,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the config naming the recordings folder (default: %(default)s)",
     )
     mv.set_defaults(handler=cmd_mv)
+    adopt = actions.add_parser(
+        "adopt",
+        help="take in the answers CI recorded and sealed for a merged pull request "
+        "(the casegate-verified-recordings artifact)",
+    )
+    adopt.add_argument("folder", metavar="FOLDER", type=Path, help="the artifact, downloaded")
+    adopt.add_argument(
+        "-c",
+        "--config",
+        default=DEFAULT_CONFIG,
+        type=Path,
+        help="the suite whose recordings folder takes them (default: %(default)s)",
+    )
+    adopt.set_defaults(handler=cmd_adopt)

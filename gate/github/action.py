@@ -96,6 +96,9 @@ class Inputs:
     #: `changed`: record again, live, what the pull request's recordings changed (None: the
     #: base config's `verify:`)
     verify: str | None = None
+    #: with `command: baseline`: the merged pull request's verified recordings, downloaded
+    #: (gate.produce.verified); "" adopts nothing
+    adopt_recordings: str = ""
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -156,7 +159,10 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         parts=read_input(environ, "parts"),
         verify=verify,
         sandbox=sandbox,
+        adopt_recordings=read_input(environ, "adopt-recordings"),
     )
+    if inputs.adopt_recordings and inputs.command != "baseline":
+        raise ConfigError("input `adopt-recordings` goes with `command: baseline` only")
     if (inputs.shard or inputs.parts) and inputs.command != "check":
         raise ConfigError("inputs `shard` and `parts` go with `command: check` only")
     if inputs.shard and inputs.parts:
@@ -249,7 +255,9 @@ def run(environ: dict[str, str]) -> int:
     announce_keys(loaded.as_dict(), environ)
     mode = inputs.mode or loaded.config.mode
     if inputs.command == "baseline":
-        return run_baseline(loaded, cases, mode, environ, inputs.sandbox)
+        return run_baseline(
+            loaded, cases, mode, environ, inputs.sandbox, adopt=inputs.adopt_recordings
+        )
     if inputs.command == "drift":  # the suite live against its recordings, and its issue
         from gate.github.driftissue import run_drift
 

@@ -22,7 +22,13 @@ from gate.reporting.markup import cell
 
 
 def run_baseline(
-    loaded: Any, cases: Any, mode: Any, environ: Mapping[str, str], sandbox: str = "require"
+    loaded: Any,
+    cases: Any,
+    mode: Any,
+    environ: Mapping[str, str],
+    sandbox: str = "require",
+    *,
+    adopt: str = "",
 ) -> int:
     from gate.cli.running import refuse_errored_baseline, warn_failing_critical
     from gate.files import write_bytes
@@ -38,6 +44,8 @@ def run_baseline(
     path = loaded.baseline_path
     if path is None:
         raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
+    if adopt:  # before the run: the baseline replays what CI recorded, not the author's
+        _adopt_verified(loaded, cases, Path(adopt))
     scratch = private_scratch("casegate-", environ.get("RUNNER_TEMP"))
     # The held-out slice is scored in this process, never in the child (it has no key).
     held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
@@ -100,3 +108,26 @@ def run_baseline(
         f"{cell(shown)}.\n",
     )
     return 0
+
+
+def _adopt_verified(loaded: Any, cases: Any, folder: Path) -> None:
+    """The merged pull request's sealed recordings, taken in (gate.produce.verified)."""
+    from gate.produce.recordings import RecordingStore
+    from gate.produce.seal import KEY_ENV, held
+    from gate.produce.verified import ARTIFACT, adopt_sealed
+
+    if not folder.exists():
+        print(f"adopt-recordings: {folder} does not exist: the merged pull request verified "
+              f"nothing (no `{ARTIFACT}` artifact), so nothing is adopted", flush=True)  # fmt: skip
+        return
+    key = held()
+    if key is None:
+        raise ConfigError(
+            f"input `adopt-recordings` needs {KEY_ENV} in the step's env: without the key CI "
+            "seals with, no seal can be told from a forgery"
+        )
+    adopted = adopt_sealed(
+        folder, RecordingStore(loaded.recordings_dir), {c.id for c in cases}, key
+    )
+    for line in adopted.lines(folder):
+        _print_untrusted(line)
