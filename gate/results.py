@@ -89,22 +89,39 @@ class JudgeConsistency:
     outputs: int
     #: of those, the ones whose answers were not all the same
     flipped: int
-    #: the pin's limit when it was measured: above it, the case's judge verdict is noise
+    #: of the flipped, the ones whose verdict (the first answer) was FAIL
+    flipped_failing: int = 0
+    #: the pin's limit when it was measured
     max_flip_rate: float
 
+    def __post_init__(self) -> None:
+        # A results file is input: figures no run could measure are refused, not believed.
+        if not (
+            2 <= self.asks <= 20
+            and 0 <= self.flipped_failing <= self.flipped <= self.outputs
+            and math.isfinite(self.max_flip_rate)
+            and 0 <= self.max_flip_rate <= 1
+        ):
+            raise ValueError(
+                "judge_consistency holds figures no run measures (asks 2 to 20, 0 ≤ "
+                "flipped_failing ≤ flipped ≤ outputs, max_flip_rate 0 to 1)"
+            )
+
     @property
+    def flipped_passing(self) -> int:
+        return self.flipped - self.flipped_failing
+
     def flip_rate(self) -> float | None:
         return self.flipped / self.outputs if self.outputs else None
 
-    @property
-    def noisy(self) -> bool:
-        rate = self.flip_rate
-        return rate is not None and rate > self.max_flip_rate + EPSILON
+    def above(self, limit: float) -> bool:
+        rate = self.flip_rate()
+        return rate is not None and rate > limit + EPSILON
 
-    def describe(self) -> str:
+    def describe(self, limit: float) -> str:
         return (
             f"the judge's {self.asks} answers disagreed on {self.flipped} of {self.outputs} "
-            f"output(s), above judge.max_flip_rate {self.max_flip_rate:g}"
+            f"output(s), above judge.max_flip_rate {limit:g}"
         )
 
 

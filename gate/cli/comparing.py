@@ -67,6 +67,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         holdout=_held_out(args, baseline, candidate),
         run_spread=_run_spread(args, baseline, candidate),
         recording_warnings=replay_warnings(candidate),
+        replay=_replay(args, candidate),
     )
     allowed = args.allow_config_change
     found = alike.differences(whole, candidate, comparison)
@@ -79,7 +80,6 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         scope=scope,
         allowed_changes=found + accepted,
         history=_history(args, comparison, candidate),
-        replay=_replay(args, candidate),
     )
     verdict = alike.blocked(decide(comparison, rule), reasons)
     root = args.config.resolve().parent if args.config.is_file() else Path.cwd()

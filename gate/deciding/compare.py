@@ -278,6 +278,7 @@ def compare(
     holdout: HoldoutComparison | None = None,
     run_spread: RunSpread | None = None,
     recording_warnings: Sequence[str] = (),
+    replay: ReplayAccount | None = None,
 ) -> Comparison:
     """Pair cases by id and sort them into the comparison's lists.
 
@@ -288,7 +289,10 @@ def compare(
     the held-out slice compared (`holdout`: gate.holdout.verdicts.compare_runs, case by
     case with the key, else its aggregates), how far cases move between repeated trusted
     runs (`run_spread`, from the base's history: gate.history.spread), and the recordings
-    replayed past their age limit (`recording_warnings`: gate.drift.age.replay_warnings).
+    replayed past their age limit (`recording_warnings`: gate.drift.age.replay_warnings),
+    and how the candidate was produced (`replay`: gate.drift.replayed; a case judged on
+    recordings the change made that CI did not seal is never called the judge's noise:
+    the repeated asks would be its author's claim).
     """
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.interrupted:
@@ -338,10 +342,13 @@ def compare(
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
     # A drop only a judge that disagrees with itself explains is noise: it is listed on its
     # own and left out of every test and rate, so it can neither block nor hide in a mean.
+    claimed = set(replay.unsealed_cases) if replay is not None else set()
     judge_noisy = [
         i
         for i in judged
-        if after[i].pass_rate < before[i].pass_rate - EPSILON and judge_noise(before[i], after[i])
+        if after[i].pass_rate < before[i].pass_rate - EPSILON
+        and i not in claimed
+        and judge_noise(before[i], after[i])
     ]
     if judge_noisy:
         comparable = [i for i in comparable if i not in judge_noisy]
@@ -389,20 +396,36 @@ def compare(
         candidate_looks=looks,
         sampling=sampling_of(baseline, candidate),
         judge_noisy=judge_noisy,
+        replay=replay,
     )
 
 
 def judge_noise(old: CaseResult, new: CaseResult) -> str | None:
-    """Why a regression of `old` → `new` may be the judge's noise, or None: the judge is the
-    only check the candidate fails, and on one side it disagreed with itself on the case
-    above judge.max_flip_rate."""
-    failing = {check.check for check in new.checks if not check.ok}
-    if failing != {"judge"}:
+    """Why a drop of `old` → `new` may be the judge's noise, or None.
+
+    Only under a rule that measures the judge's consistency (the candidate's record, asked
+    by the gate under the ruler's pin, whose limit holds for both sides), when the judge is
+    the only check the candidate fails, and when the flips could account for the whole
+    drop: the candidate's flipped FAIL verdicts counted as passes restore the baseline's
+    pass rate, or the baseline's flipped PASS verdicts counted as fails bring it down to
+    the candidate's. One flip among many outputs that failed every time explains nothing."""
+    measured = new.judge_consistency
+    if measured is None or not new.samples or not old.samples:
         return None
-    for side, result in (("candidate", new), ("baseline", old)):
-        measured = result.judge_consistency
-        if measured is not None and measured.noisy:
-            return f"on the {side}, {measured.describe()}"
+    if {check.check for check in new.checks if not check.ok} != {"judge"}:
+        return None
+    limit = measured.max_flip_rate
+    if measured.above(limit) and (
+        (new.passes + measured.flipped_failing) / new.samples >= old.pass_rate - EPSILON
+    ):
+        return f"on the candidate, {measured.describe(limit)}"
+    before = old.judge_consistency
+    if (
+        before is not None
+        and before.above(limit)
+        and (old.passes - before.flipped_passing) / old.samples <= new.pass_rate + EPSILON
+    ):
+        return f"on the baseline, {before.describe(limit)}"
     return None
 
 

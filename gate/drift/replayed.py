@@ -171,21 +171,41 @@ def for_check(
     )
 
 
-def judge_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list[str]:
+def judge_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str], asks: int = 1) -> list[str]:
     """The recording keys of the pinned judge's verdicts on these output texts of `case`
-    (its pointwise judge; none for a pairwise one, keyed on the baseline's output too)."""
+    (its pointwise judge; none for a pairwise one, keyed on the baseline's output too):
+    every ask of each, `judge.consistency` of them or `asks` (the ruler's), whichever is
+    more, since a repeated ask decides whether the judge is noise."""
     pin = loaded.config.judge
     if pin is None or not uses_judge(case.expect) or pairwise_rubric(case.expect) is not None:
         return []
     fingerprint = pin_fingerprint(pin)
     rubric = case.expect["judge"]["rubric"].strip()  # as gate.checks.llm_judge reads it
-    return [request_key(fingerprint, judge_input(rubric, case.input, text), 0) for text in texts]
+    repeats = range(max(asks, pin.consistency or 1))
+    return [
+        request_key(fingerprint, judge_input(rubric, case.input, text), repeat)
+        for text in texts
+        for repeat in repeats
+    ]
 
 
-def measure_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str]) -> list[str]:
+def measure_keys(
+    loaded: LoadedConfig, case: Case, texts: Sequence[str], asks: int = 1
+) -> list[str]:
     """The recording keys of what judges these output texts of `case` besides its checks'
-    code: the judge's verdicts, and the embeddings and moderation scores."""
-    return [*judge_keys(loaded, case, texts), *sorted(used_keys(loaded.config, case, texts))]
+    code: the judge's verdicts (`asks` as in `judge_keys`), the embeddings and moderation
+    scores."""
+    return [
+        *judge_keys(loaded, case, texts, asks),
+        *sorted(used_keys(loaded.config, case, texts)),
+    ]
+
+
+def ruled_asks(ruling: Ruling | None) -> int:
+    """How many times the ruler's pin asks the judge about each output (1: once)."""
+    base = ruling.base if ruling is not None else None
+    pin = base.loaded.config.judge if base is not None else None
+    return (pin.consistency or 1) if pin is not None else 1
 
 
 def pairwise_fingerprint(loaded: LoadedConfig, case: Case) -> str | None:
@@ -269,7 +289,9 @@ def _changed(
             before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
             texts = [new[0].text for new in now if new[0] is not None]
             case = by_id.get(case_id)
-            keys_judged = measure_keys(loaded, case, texts) if case is not None else []
+            keys_judged = (
+                measure_keys(loaded, case, texts, ruled_asks(ruling)) if case is not None else []
+            )
             pairs = pairwise_fingerprint(loaded, case) if case is not None else None
             verdicts = changed_measures(mine, base, case_id, keys_judged, pairs)
         except CasegateError:

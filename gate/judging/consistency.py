@@ -133,7 +133,7 @@ def asked_again(
             measured.append(result)
             continue
         rubric = pointwise_rubric(case.expect) or ""
-        outputs = flipped = 0
+        outputs = flipped = flipped_failing = 0
         for sample in result.outputs:
             first = next((c.ok for c in sample.checks if c.check == "judge"), None)
             if sample.status == "error" or first is None:
@@ -147,9 +147,15 @@ def asked_again(
             if len(answers) < asks:
                 continue
             outputs += 1
-            flipped += len(set(answers)) > 1
+            if len(set(answers)) > 1:
+                flipped += 1
+                flipped_failing += not first
         consistency = JudgeConsistency(
-            asks=asks, outputs=outputs, flipped=flipped, max_flip_rate=limit
+            asks=asks,
+            outputs=outputs,
+            flipped=flipped,
+            flipped_failing=flipped_failing,
+            max_flip_rate=limit,
         )
         measured.append(dataclasses.replace(result, judge_consistency=consistency))
     raise_missing_judgements(grader, store)

@@ -23,15 +23,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from gate.checks.graded import pointwise_rubric
-from gate.errors import SystemCallError
-from gate.judging.judge import Grader, pin_fingerprint
+from gate.errors import ResultsError, SystemCallError
+from gate.judging.judge import Grader
 from gate.judging.sample import aggregate, make_grader, raise_missing_judgements
 from gate.produce.recordings import RecordingStore
 from gate.results import CaseResult, CheckResult, RunResults, SampleResult, read_results, summarise
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
-from gate.suite.judgepin import JudgePin
+from gate.suite.judgepin import JudgePin, judge_system
 
 #: what a re-judged case keeps of the baseline's own record
 KEPT: tuple[str, ...] = ("version", "critical", "tags", "weight", "source", "expect_hash")
@@ -54,7 +54,9 @@ def differs(baseline: RunResults, asking: LoadedConfig) -> bool:
     if pin is None:
         return False
     old = _pin_of(baseline.config)
-    return old is None or pin_fingerprint(old) != pin_fingerprint(pin)
+    # Compared as the systems they run as, by value: a pin read back from JSON says
+    # `temperature: 0.0` where the config's default is the integer 0, one judge all the same.
+    return old is None or judge_system(old) != judge_system(pin)
 
 
 def rejudged(
@@ -65,9 +67,15 @@ def rejudged(
     *,
     store: RecordingStore | None = None,
     reuse_recorded: bool = False,
+    strict: bool = True,
 ) -> tuple[RunResults, str | None]:
     """`baseline` with its pointwise judge verdicts asked again under `asking`'s pin when
-    its own pin differs, and the line the report states; else `baseline` and None."""
+    its own pin differs, and the line the report states; else `baseline` and None.
+
+    `strict` (a check): an output the judge cannot answer (an outage, an unreadable
+    verdict, a missing recording) stops with exit 2 naming the cases: an error on the
+    baseline's side would hide a regression. Otherwise (`record`) it is an error in the
+    result, for the caller to count."""
     if not differs(baseline, asking):
         return baseline, None
     by_id = {case.id: case for case in cases if pointwise_rubric(case.expect) is not None}
@@ -94,6 +102,15 @@ def rejudged(
         for result in baseline.cases
     ]
     raise_missing_judgements(grader, store)
+    failed = [r.id for r, was in zip(judged, baseline.cases, strict=True) if _newly_errored(was, r)]
+    if strict and failed:
+        first = next(r for r in judged if r.id == failed[0])
+        raise ResultsError(
+            f"the judge could not judge the baseline's outputs again under the new pin on "
+            f"{len(failed)} case(s): {', '.join(failed[:10])} (first: {first.reason}); "
+            "comparing with a baseline in error would hide a regression: run "
+            "`casegate record --only-missing` again"
+        )
     old, new = _pin_of(baseline.config), asking.config.judge
     assert new is not None
     config = {**baseline.config, "judge": asking.as_dict().get("judge")}
@@ -105,6 +122,11 @@ def rejudged(
     )
     rebuilt = dataclasses.replace(baseline, config=config, cases=judged, summary=summarise(judged))
     return rebuilt, line
+
+
+def _newly_errored(before: CaseResult, after: CaseResult) -> bool:
+    errors = sum(sample.status == "error" for sample in before.outputs)
+    return sum(sample.status == "error" for sample in after.outputs) > errors
 
 
 def _judged_again(
@@ -149,7 +171,9 @@ def record_against_baseline(
     baseline = read_results(path)
     if not differs(baseline, loaded):
         return []
-    again, line = rejudged(baseline, cases, loaded, "record", reuse_recorded=only_missing)
+    again, line = rejudged(
+        baseline, cases, loaded, "record", reuse_recorded=only_missing, strict=False
+    )
     if line is None:
         return []
     lines = [f"recorded for `check`: {line.replace('this judge pin', 'the suite’s judge pin')}"]

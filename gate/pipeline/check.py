@@ -298,6 +298,9 @@ def produce_and_judge(
             selection=selection.to_dict() if selection is not None else None,
             ruler=ruler, judge_custom=judge_custom,
         )  # fmt: skip
+        # How often the judge disagrees with itself: asked as the replay asked its verdicts,
+        # as often as the ruler's pin says.
+        candidate = consistency.asked_again(candidate, cases, loaded, "replay", ruled_by=ruler)
         if selection is not None and selection.shard is not None:
             candidate.shard = selection.shard.to_dict()
     else:
@@ -337,6 +340,8 @@ def produce_and_judge(
                 shards=len(parts) if parts else None,  # a merge holds each shard exactly once
                 custom=custom, ruler=ruler,
             )  # fmt: skip
+            # Asked as judge_live asked the verdicts, before the measures are copied.
+            candidate = consistency.asked_again(candidate, cases, ruler or loaded, mode)
             if kept is not None and not parts:  # only a run the gate could trust
                 said += (adopt_recorded(loaded, cases, candidate, kept),)
                 measured_into(loaded, ruler or loaded, cases, candidate)
@@ -345,11 +350,6 @@ def produce_and_judge(
                 shutil.rmtree(kept, ignore_errors=True)
     if custom is not None and custom.network is not None:
         said += (f"sandbox: the judging process's network: {custom.network}",)
-    # How often the judge disagrees with itself, asked by the gate under the ruler's pin.
-    if ground.recorded is not None and not parts:  # asked as the replay asked its verdicts
-        candidate = consistency.asked_again(candidate, cases, loaded, "replay", ruled_by=ruler)
-    else:  # asked as judge_live asked them
-        candidate = consistency.asked_again(candidate, cases, ruler or loaded, mode)
     candidate = restamped(candidate, loaded, mode)
     review = ruling.review if ruling is not None else None
     if ruling is not None and custom is not None and ruling.base_tree and ruling.head_tree:
@@ -358,6 +358,15 @@ def produce_and_judge(
     if ruling is not None and ruling.base is not None:
         candidate = restate(candidate, ruling.base)
     return Judged(candidate, review, output, said)
+
+
+REJUDGE_IN_A_PULL_REQUEST = (
+    "the baseline was judged by another judge pin than the one judging this pull request: "
+    "in a pull request's replay the baseline is never judged again from the pull request's "
+    "own recordings. When the base changed its pin, refresh the baseline on the base branch "
+    "(`casegate baseline`; the baseline workflow does it after the merge); when this pull "
+    "request changes it, merge that change on its own first"
+)
 
 
 def like_with_like(
@@ -373,6 +382,10 @@ def like_with_like(
     (gate.judging.rejudge); and the line the report states."""
     ruler = ruling.base.loaded if ruling is not None and ruling.base is not None else None
     if ground.recorded is not None and not parts:
+        if ruling is not None and rejudge.differs(ground.baseline, loaded):
+            # The verdicts would come from the pull request's recordings, keyed on the
+            # baseline's outputs: nothing counts or seals those, so they are its claim.
+            raise ResultsError(REJUDGE_IN_A_PULL_REQUEST)
         baseline, line = rejudge.rejudged(ground.baseline, cases, loaded, "replay")
     else:
         baseline, line = rejudge.rejudged(ground.baseline, cases, ruler or loaded, mode)
@@ -406,12 +419,11 @@ def compared(
         ),
         run_spread=ground.run_spread,
         recording_warnings=replay_warnings(candidate),
+        replay=replayed.for_check(loaded, cases, candidate, ground.recorded, ruling),
     )
     # The base commit's history under a ruling: the pull request's copy is its own claim.
     return dataclasses.replace(
-        comparison,
-        history=trusted_notes(comparison, candidate, loaded, ruling),
-        replay=replayed.for_check(loaded, cases, candidate, ground.recorded, ruling),
+        comparison, history=trusted_notes(comparison, candidate, loaded, ruling)
     )
 
 

@@ -28,8 +28,15 @@ from pathlib import Path
 from gate import checks
 from gate.deciding.replayed import listed
 from gate.deciding.ruler import Ruling
-from gate.drift.replayed import base_store, changed_measures, measure_keys, pairwise_fingerprint
+from gate.drift.replayed import (
+    base_store,
+    changed_measures,
+    measure_keys,
+    pairwise_fingerprint,
+    ruled_asks,
+)
 from gate.errors import CasegateError, SystemCallError
+from gate.judging import consistency
 from gate.judging.services import build as build_services
 from gate.logsafe import flatten
 from gate.pipeline.livejudge import judge_live
@@ -100,7 +107,7 @@ def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -
         needed = fixed or loaded.config.adaptive.start
         texts = [output.text for output, _ in now if output is not None]
         try:
-            keys = measure_keys(loaded, case, texts)
+            keys = measure_keys(loaded, case, texts, ruled_asks(ruling))
             verdicts = changed_measures(
                 mine, base, case.id, keys, pairwise_fingerprint(loaded, case)
             )
@@ -203,6 +210,9 @@ def verify_changed(
         # Asked here under the base's config (its code, for a python judge; its endpoint
         # and key), recorded and sealed, then put beside the answers the replay reads.
         judge_live(recorded, chosen, ruler, "record")
+        # Every ask `judge.consistency` wants too: the repeats decide whether the judge is
+        # noise, so they are CI's as well, never the author's.
+        consistency.asked_again(recorded, chosen, ruler, "record")
         measured_into(loaded, ruler, chosen, recorded)  # never the run's own measures
     finally:
         shutil.rmtree(kept, ignore_errors=True)
@@ -273,7 +283,7 @@ def _copy_measures(
         if case is None:
             continue
         texts = [sample.text or "" for sample in result.outputs if sample.status != "error"]
-        keys = measure_keys(pinned, case, texts)
+        keys = measure_keys(pinned, case, texts)  # every ask its pin makes
         entries = theirs.entries(case.id)
         for key in keys:
             if isinstance(entries.get(key), dict):

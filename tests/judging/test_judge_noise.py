@@ -75,6 +75,7 @@ def test_record_asks_the_judge_k_times_and_replay_measures_the_same_for_free(
         "asks": 3,
         "outputs": 1,
         "flipped": 1,
+        "flipped_failing": 0,  # its verdict, the first answer, was PASS
         "max_flip_rate": 0.1,
     }
     assert recorded["blunt"]["judge_consistency"]["flipped"] == 0
@@ -166,37 +167,75 @@ def test_gate_on_a_replayed_run_holds_judge_noise_the_same_way(
     assert main(["gate", "baselines/demo.json", "cand.json"]) == 3
 
 
-def _result(failing: set[str], consistency: JudgeConsistency | None) -> CaseResult:
+def _result(passes: int, samples: int, failing: set[str], measured: Any) -> CaseResult:
     checks = [CheckResult(check=name, ok=name not in failing) for name in ("judge", "contains")]
     return CaseResult(
         id="c",
         status="fail" if failing else "pass",
         passed=not failing,
-        samples=1,
-        passes=0 if failing else 1,
-        pass_rate=0.0 if failing else 1.0,
+        samples=samples,
+        passes=passes,
+        pass_rate=passes / samples,
         checks=checks,
-        judge_consistency=consistency,
+        judge_consistency=measured,
     )
 
 
-@given(
-    asks=st.integers(2, 20),
-    outputs=st.integers(0, 30),
-    data=st.data(),
-    limit=st.floats(0, 1),
-    failing=st.sampled_from([{"judge"}, {"contains"}, {"judge", "contains"}]),
-)
-def test_judge_noise_only_when_the_judge_alone_fails_and_flipped_above_the_limit(
-    asks: int, outputs: int, data: st.DataObject, limit: float, failing: set[str]
+@st.composite
+def consistencies(draw: st.DrawFn, samples: int) -> JudgeConsistency:
+    outputs = draw(st.integers(0, samples))
+    flipped = draw(st.integers(0, outputs))
+    return JudgeConsistency(
+        asks=draw(st.integers(2, 20)),
+        outputs=outputs,
+        flipped=flipped,
+        flipped_failing=draw(st.integers(0, flipped)),
+        max_flip_rate=draw(st.floats(0, 1)),
+    )
+
+
+@given(data=st.data(), samples=st.integers(1, 8))
+def test_judge_noise_only_where_the_flips_could_account_for_the_whole_drop(
+    data: st.DataObject, samples: int
 ) -> None:
-    flipped = data.draw(st.integers(0, outputs))
-    measured = JudgeConsistency(asks=asks, outputs=outputs, flipped=flipped, max_flip_rate=limit)
-    old = _result(set(), None)
-    found = judge_noise(old, _result(failing, measured))
-    over = outputs > 0 and flipped / outputs > limit + 1e-9
-    assert (found is not None) == (failing == {"judge"} and over)
-    # The baseline's noise counts the same as the candidate's.
-    assert (judge_noise(_result(set(), measured), _result(failing, None)) is not None) == (
-        failing == {"judge"} and over
+    old_passes = data.draw(st.integers(1, samples))
+    new_passes = data.draw(st.integers(0, old_passes - 1))
+    failing = data.draw(st.sampled_from([{"judge"}, {"contains"}, {"judge", "contains"}]))
+    new_measured = data.draw(st.none() | consistencies(samples))
+    old_measured = data.draw(st.none() | consistencies(samples))
+    old = _result(old_passes, samples, set(), old_measured)
+    new = _result(new_passes, samples, failing, new_measured)
+    found = judge_noise(old, new)
+    if new_measured is None or failing != {"judge"}:
+        assert found is None  # no rule measuring it now, or another check explains the drop
+        return
+    limit = new_measured.max_flip_rate  # the rule's limit holds for both sides
+
+    def above(measured: JudgeConsistency | None) -> bool:
+        return bool(
+            measured and measured.outputs and measured.flipped / measured.outputs > limit + 1e-9
+        )
+
+    candidate = above(new_measured) and (new_passes + new_measured.flipped_failing >= old_passes)
+    baseline = (
+        old_measured is not None
+        and above(old_measured)
+        and old_passes - (old_measured.flipped - old_measured.flipped_failing) <= new_passes
     )
+    assert (found is not None) == (candidate or baseline)
+
+
+@pytest.mark.parametrize(
+    "figures",
+    [
+        {"asks": 1, "outputs": 1, "flipped": 0},
+        {"asks": 3, "outputs": -1, "flipped": -1},
+        {"asks": 3, "outputs": 1, "flipped": 5},
+        {"asks": 3, "outputs": 2, "flipped": 1, "flipped_failing": 2},
+        {"asks": 3, "outputs": 1, "flipped": 0, "max_flip_rate": -1},
+        {"asks": 3, "outputs": 1, "flipped": 0, "max_flip_rate": float("nan")},
+    ],
+)
+def test_figures_no_run_measures_are_refused(figures: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="judge_consistency holds figures no run measures"):
+        JudgeConsistency(**{"max_flip_rate": 0.1, **figures})

@@ -107,3 +107,24 @@ def test_the_same_pin_changes_nothing(
     assert "recorded for `check`" not in capsys.readouterr().err
     assert main(["check", "--quiet", "--report", "r.md"]) == 0
     assert "judged again" not in Path("r.md").read_text()
+
+
+def test_a_pin_read_back_from_the_baseline_file_is_the_same_pin(
+    project: Project, llm_server: FakeLLMServer
+) -> None:
+    # The default temperature is the integer 0; the baseline's copy of the pin, read back
+    # from JSON, says 0.0. One judge all the same: nothing is judged again.
+    llm_server.reply = two_judges
+    pin = judge_pin(llm_server, model=OLD)
+    del pin["temperature"]
+    project.write_config(judge=pin)
+    project.write_cases([case("apology", "sorry it broke", judge={"rubric": RUBRIC})])
+    assert main(["record", "--quiet"]) == 0
+    assert main(["baseline", "--quiet"]) == 0
+    stored = json.loads((project.root / "baselines" / "demo.json").read_text())
+    assert stored["config"]["judge"]["temperature"] == 0  # whatever JSON made of it
+    asked = len(llm_server.received)
+    assert main(["record", "--quiet"]) == 0
+    assert len(llm_server.received) == asked + 1  # the candidate only
+    assert main(["check", "--quiet", "--report", "r.md"]) == 0
+    assert "judged again" not in Path("r.md").read_text()
