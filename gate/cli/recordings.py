@@ -320,11 +320,11 @@ def cmd_mv(args: argparse.Namespace) -> int:
 
 
 def cmd_adopt(args: argparse.Namespace) -> int:
-    """Adopt the answers CI sealed for a merged pull request (gate.produce.verified)."""
+    """Adopt what CI sealed for a merged pull request's head (gate.produce.verified)."""
     from gate.errors import ConfigError
     from gate.produce.recordings import RecordingStore
     from gate.produce.seal import KEY_ENV, held
-    from gate.produce.verified import ARTIFACT, adopt_sealed
+    from gate.produce.verified import ARTIFACT, adopt, read_manifest
     from gate.suite.project import load_project
 
     key = held()
@@ -334,8 +334,8 @@ def cmd_adopt(args: argparse.Namespace) -> int:
             f"can be told from a forgery (set the secret for the job that adopts `{ARTIFACT}`)"
         )
     loaded, cases = load_project(args.config)
-    store = RecordingStore(loaded.recordings_dir)
-    adopted = adopt_sealed(args.folder, store, {case.id for case in cases}, key)
+    entries = read_manifest(args.folder, key, loaded.config.suite, args.head)
+    adopted = adopt(entries, RecordingStore(loaded.recordings_dir), {c.id for c in cases}, key)
     for line in adopted.lines(args.folder):
         print(line, flush=True)
     return 0
@@ -390,7 +390,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="take in the answers CI recorded and sealed for a merged pull request "
         "(the casegate-verified-recordings artifact)",
     )
-    adopt.add_argument("folder", metavar="FOLDER", type=Path, help="the artifact, downloaded")
+    adopt.add_argument(
+        "folder", metavar="FOLDER", type=Path, help="the artifact, downloaded (or its manifest)"
+    )
+    adopt.add_argument(
+        "--head",
+        required=True,
+        metavar="SHA",
+        help="the pull request's head commit: the manifest must have been verified on it",
+    )
     adopt.add_argument(
         "-c",
         "--config",

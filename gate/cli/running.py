@@ -152,6 +152,18 @@ def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
     )
 
 
+def _head_commit() -> str | None:
+    """The working tree's commit, which a local `check --base` verifies."""
+    from gate.deciding.basetree import git
+    from gate.errors import CasegateError
+
+    try:
+        found = git("rev-parse", "--verify", "--quiet", "HEAD", cwd=Path.cwd())
+    except CasegateError:  # no git on this machine
+        return None
+    return found.stdout.decode(errors="replace").strip() or None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -176,6 +188,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             parts=args.parts,
             sandbox=args.sandbox,
             verify=args.verify,
+            head=_head_commit() if args.base else None,
         )
     for line in outcome.sandbox:
         print(line, file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from gate.github.tokenpipe import (
     start_without_token,
 )
 from gate.logsafe import cap_annotations, command, fit_summary
+from gate.produce.verified import MANIFEST
 from gate.reporting.markup import cell
 from gate.secrets import announce_keys, redact
 from gate.suite.select import Selection, select
@@ -99,6 +101,8 @@ class Inputs:
     #: with `command: baseline`: the merged pull request's verified recordings, downloaded
     #: (gate.produce.verified); "" adopts nothing
     adopt_recordings: str = ""
+    #: the merged pull request's head commit: the manifest must have been verified on it
+    adopt_head: str = ""
 
 
 def read_input(environ: Mapping[str, str], name: str, default: str = "") -> str:
@@ -160,6 +164,7 @@ def read_inputs(environ: Mapping[str, str]) -> Inputs:
         verify=verify,
         sandbox=sandbox,
         adopt_recordings=read_input(environ, "adopt-recordings"),
+        adopt_head=read_input(environ, "adopt-head"),
     )
     if inputs.adopt_recordings and inputs.command != "baseline":
         raise ConfigError("input `adopt-recordings` goes with `command: baseline` only")
@@ -256,7 +261,13 @@ def run(environ: dict[str, str]) -> int:
     mode = inputs.mode or loaded.config.mode
     if inputs.command == "baseline":
         return run_baseline(
-            loaded, cases, mode, environ, inputs.sandbox, adopt=inputs.adopt_recordings
+            loaded,
+            cases,
+            mode,
+            environ,
+            inputs.sandbox,
+            adopt=inputs.adopt_recordings,
+            adopt_head=inputs.adopt_head,
         )
     if inputs.command == "drift":  # the suite live against its recordings, and its issue
         from gate.github.driftissue import run_drift
@@ -328,6 +339,9 @@ def run_check(
         parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
         sandbox=inputs.sandbox,  # type: ignore[arg-type]
         verify=inputs.verify,
+        # What verification seals is bound to the pull request's head, which the baseline
+        # refresh finds again after the merge.
+        head=str((pull or {}).get("head", {}).get("sha") or environ.get("GITHUB_SHA") or ""),
     )
     for line in outcome.sandbox:
         print(line, flush=True)
@@ -349,6 +363,8 @@ def run_check(
         write_report_dir(
             workspace / inputs.report_dir, suite, outcome.verdict.decision, outcome.markdown
         )
+        if outcome.manifest is not None:  # for the baseline refresh after the merge
+            shutil.copyfile(outcome.manifest, workspace / inputs.report_dir / MANIFEST)
     write_outputs(environ.get("GITHUB_OUTPUT"), check_outputs(outcome, workspace))
     annotations, left_out = cap_annotations(
         ruler_annotations(outcome, cwd, workspace) + case_annotations(outcome, cwd, workspace)

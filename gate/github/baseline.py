@@ -29,6 +29,7 @@ def run_baseline(
     sandbox: str = "require",
     *,
     adopt: str = "",
+    adopt_head: str = "",
 ) -> int:
     from gate.cli.running import refuse_errored_baseline, warn_failing_critical
     from gate.files import write_bytes
@@ -45,7 +46,7 @@ def run_baseline(
     if path is None:
         raise ConfigError(f"{loaded.path}: set `baseline:` to the file the baseline is written to")
     if adopt:  # before the run: the baseline replays what CI recorded, not the author's
-        _adopt_verified(loaded, cases, Path(adopt))
+        _adopt_verified(loaded, cases, Path(adopt), adopt_head)
     scratch = private_scratch("casegate-", environ.get("RUNNER_TEMP"))
     # The held-out slice is scored in this process, never in the child (it has no key).
     held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
@@ -110,15 +111,18 @@ def run_baseline(
     return 0
 
 
-def _adopt_verified(loaded: Any, cases: Any, folder: Path) -> None:
-    """The merged pull request's sealed recordings, taken in (gate.produce.verified)."""
+def _adopt_verified(loaded: Any, cases: Any, folder: Path, head: str) -> None:
+    """What CI sealed for the merged pull request's head, taken in (gate.produce.verified)."""
     from gate.produce.recordings import RecordingStore
     from gate.produce.seal import KEY_ENV, held
-    from gate.produce.verified import ARTIFACT, adopt_sealed
+    from gate.produce.verified import ARTIFACT, adopt, read_manifest
 
     if not folder.exists():
-        print(f"adopt-recordings: {folder} does not exist: the merged pull request verified "
-              f"nothing (no `{ARTIFACT}` artifact), so nothing is adopted", flush=True)  # fmt: skip
+        print(
+            f"adopt-recordings: {folder} does not exist: the merged pull request verified "
+            f"nothing (no `{ARTIFACT}` artifact), so nothing is adopted",
+            flush=True,
+        )
         return
     key = held()
     if key is None:
@@ -126,8 +130,12 @@ def _adopt_verified(loaded: Any, cases: Any, folder: Path) -> None:
             f"input `adopt-recordings` needs {KEY_ENV} in the step's env: without the key CI "
             "seals with, no seal can be told from a forgery"
         )
-    adopted = adopt_sealed(
-        folder, RecordingStore(loaded.recordings_dir), {c.id for c in cases}, key
-    )
+    if not head:
+        raise ConfigError(
+            "input `adopt-recordings` needs `adopt-head`, the merged pull request's head "
+            "commit: only what CI verified on it is adopted"
+        )
+    entries = read_manifest(folder, key, loaded.config.suite, head)
+    adopted = adopt(entries, RecordingStore(loaded.recordings_dir), {c.id for c in cases}, key)
     for line in adopted.lines(folder):
         _print_untrusted(line)

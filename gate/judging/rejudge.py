@@ -33,6 +33,14 @@ from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.suite.judgepin import JudgePin, judge_system
 
+IN_A_PULL_REQUEST = (
+    "the baseline was judged by another judge pin than the one judging this pull request: "
+    "in a pull request's replay the baseline is never judged again from the pull request's "
+    "own recordings. When the base changed its pin, refresh the baseline on the base branch "
+    "(`casegate baseline`; the baseline workflow does it after the merge); when this pull "
+    "request changes it, merge that change on its own first"
+)
+
 #: what a re-judged case keeps of the baseline's own record
 KEPT: tuple[str, ...] = ("version", "critical", "tags", "weight", "source", "expect_hash")
 KEPT += ("note", "provenance", "added", "cluster")

@@ -53,7 +53,13 @@ from gate.pipeline.livejudge import judge_live
 from gate.pipeline.replay import replayed_candidate
 from gate.pipeline.run import adopt_recorded
 from gate.pipeline.standing import stale_baseline, with_judge_lines
-from gate.pipeline.verify import Verification, measured_into, setting, verify_changed
+from gate.pipeline.verify import (
+    Verification,
+    measured_into,
+    sealed_manifest,
+    setting,
+    verify_changed,
+)
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.supervise import run_supervised
@@ -81,6 +87,9 @@ class CheckOutcome:
     sandbox: tuple[str, ...] = ()
     #: the cases `verify: changed` recorded again before the check (gate.pipeline.verify)
     verified: tuple[str, ...] = ()
+    #: the manifest of what verification wrote and sealed, for the baseline refresh to
+    #: adopt after the merge (gate.produce.verified; None: nothing sealed)
+    manifest: Path | None = None
 
     @property
     def part(self) -> bool:
@@ -144,6 +153,7 @@ def check(
     parts: Sequence[Path] = (),
     sandbox: SandboxMode = "auto",
     verify: str | None = None,
+    head: str | None = None,
 ) -> CheckOutcome:
     """Ground, produce and judge, compare, decide, report: the check every pull request gets.
 
@@ -153,6 +163,8 @@ def check(
     supervised child runs the suite. With `parts`, the candidate is the shards' parts
     merged (gate.produce.merge). Either way the gate judges every output once. With a
     shard in `selection`, the run is one part: judged and written, never compared or gated.
+    `head` is the commit under test (a pull request's head): what verification sealed is
+    written beside the results bound to it.
     """
     # The supervised run never gets the slice's key; nor may it read it where the kernel
     # shows this process's starting environment.
@@ -179,6 +191,7 @@ def check(
                 recorded=snapshot(loaded, cases, mode),
                 pair_verdicts=pairwise.snapshot(loaded, cases, ruling, mode),
             )
+    manifest = sealed_manifest(loaded, verified, head, out)
     judged = produce_and_judge(
         loaded, cases, mode, ground, ruling, environ=environ, selection=selection, parts=parts,
         out=out, show_progress=show_progress, capture=capture, reap=reap,
@@ -221,6 +234,7 @@ def check(
     return CheckOutcome(
         candidate, out, comparison, verdict, report_path, markdown,
         output=judged.output, sandbox=judged.said, verified=verified.recorded,
+        manifest=manifest,
     )  # fmt: skip
 
 
@@ -340,8 +354,14 @@ def produce_and_judge(
                 shards=len(parts) if parts else None,  # a merge holds each shard exactly once
                 custom=custom, ruler=ruler,
             )  # fmt: skip
-            # Asked as judge_live asked the verdicts, before the measures are copied.
-            candidate = consistency.asked_again(candidate, cases, ruler or loaded, mode)
+            # Asked as judge_live asked the verdicts (a merge of parts: as the parts' replay
+            # asked them), before the measures are copied.
+            if parts and mode == "replay":
+                candidate = consistency.asked_again(
+                    candidate, cases, loaded, "replay", ruled_by=ruler
+                )
+            else:
+                candidate = consistency.asked_again(candidate, cases, ruler or loaded, mode)
             if kept is not None and not parts:  # only a run the gate could trust
                 said += (adopt_recorded(loaded, cases, candidate, kept),)
                 measured_into(loaded, ruler or loaded, cases, candidate)
@@ -360,15 +380,6 @@ def produce_and_judge(
     return Judged(candidate, review, output, said)
 
 
-REJUDGE_IN_A_PULL_REQUEST = (
-    "the baseline was judged by another judge pin than the one judging this pull request: "
-    "in a pull request's replay the baseline is never judged again from the pull request's "
-    "own recordings. When the base changed its pin, refresh the baseline on the base branch "
-    "(`casegate baseline`; the baseline workflow does it after the merge); when this pull "
-    "request changes it, merge that change on its own first"
-)
-
-
 def like_with_like(
     loaded: LoadedConfig,
     cases: Sequence[Case],
@@ -385,7 +396,7 @@ def like_with_like(
         if ruling is not None and rejudge.differs(ground.baseline, loaded):
             # The verdicts would come from the pull request's recordings, keyed on the
             # baseline's outputs: nothing counts or seals those, so they are its claim.
-            raise ResultsError(REJUDGE_IN_A_PULL_REQUEST)
+            raise ResultsError(rejudge.IN_A_PULL_REQUEST)
         baseline, line = rejudge.rejudged(ground.baseline, cases, loaded, "replay")
     else:
         baseline, line = rejudge.rejudged(ground.baseline, cases, ruler or loaded, mode)

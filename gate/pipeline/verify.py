@@ -17,6 +17,7 @@ verification), unless the Action's `verify` input or `check --verify` names one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -45,7 +46,9 @@ from gate.produce.answers import samples_for
 from gate.produce.dryrun import describe, plan_calls
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
 from gate.produce.sandbox import SandboxPlan
+from gate.produce.seal import held
 from gate.produce.supervise import run_supervised
+from gate.produce.verified import MANIFEST, Entries, started, write_manifest, written_since
 from gate.results import RunResults
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
@@ -60,6 +63,9 @@ class Verification:
 
     recorded: tuple[str, ...] = ()
     said: tuple[str, ...] = ()
+    #: what it wrote and sealed, case → request → entry, for the manifest the baseline
+    #: refresh adopts after the merge (gate.produce.verified; empty without the key)
+    entries: Entries = dataclasses.field(default_factory=dict)
 
 
 def setting(loaded: LoadedConfig, ruling: Ruling | None, requested: str | None) -> str:
@@ -177,6 +183,7 @@ def verify_changed(
     asked = sum(1 for case in chosen if checks.uses_judge(case.expect))
     for line in describe(loaded, planned, judged=asked)[:-1]:  # not "nothing was called"
         print(flatten(f"verify: {line.removeprefix('dry run: ')}"), file=sys.stderr, flush=True)
+    since = started()
     kept = Path(tempfile.mkdtemp(prefix="casegate-verify-"))
     try:
         child = run_supervised(
@@ -216,7 +223,9 @@ def verify_changed(
         measured_into(loaded, ruler, chosen, recorded)  # never the run's own measures
     finally:
         shutil.rmtree(kept, ignore_errors=True)
-    return Verification(tuple(ids), tuple(flatten(line) for line in said))
+    key = held()
+    written = written_since(RecordingStore(loaded.recordings_dir), ids, key, since) if key else {}
+    return Verification(tuple(ids), tuple(flatten(line) for line in said), written)
 
 
 _AUTHORS = "the {} case(s) on changed recordings are judged on the author's recordings"
@@ -288,3 +297,15 @@ def _copy_measures(
         for key in keys:
             if isinstance(entries.get(key), dict):
                 mine.put_entry(case.id, key, entries[key])
+
+
+def sealed_manifest(
+    loaded: LoadedConfig, verified: Verification, head: str | None, out: Path
+) -> Path | None:
+    """What verification sealed, written beside the results for the baseline refresh."""
+    key = held()
+    if not verified.entries or key is None or not head:
+        return None
+    path = out.parent / MANIFEST
+    write_manifest(path, key, loaded.config.suite, head, verified.entries)
+    return path

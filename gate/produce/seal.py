@@ -62,6 +62,29 @@ class RecordingKey:
         )
         return hmac.new(self.secret, message.encode(), hashlib.sha256).hexdigest()
 
+    def sign(self, purpose: str, payload: Any) -> str:
+        """A seal over any JSON value, in a domain of its own (`purpose`), so that no seal
+        made for one thing stands for another."""
+        message = json.dumps(
+            [_DOMAIN, purpose, payload],
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+        mac = hmac.new(self.secret, message.encode(), hashlib.sha256).hexdigest()
+        return f"{SEAL_PREFIX}:{self.key_id}:{mac}"
+
+    def signed(self, purpose: str, payload: Any, found: Any) -> bool:
+        """Whether `found` is this key's seal over `payload` for `purpose`."""
+        if not isinstance(found, str) or not found.isascii():
+            return False
+        try:
+            expected = self.sign(purpose, payload)
+        except (TypeError, ValueError):  # a value JSON cannot carry: never what was sealed
+            return False
+        return hmac.compare_digest(found, expected)
+
     def seal(self, case_id: str, request: str, entry: Mapping[str, Any]) -> str:
         return f"{SEAL_PREFIX}:{self.key_id}:{self._mac(case_id, request, entry)}"
 

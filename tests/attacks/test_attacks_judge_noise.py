@@ -90,6 +90,18 @@ def _cases(critical: bool) -> list[dict[str, Any]]:
     ]
 
 
+def verified_check(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    """`check --base main --verify changed` with the key, as CI runs it on the pull request:
+    its exit code, what it said on stderr, and its report (empty when none was written)."""
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    capsys.readouterr()
+    code = main(["check", "--base", "main", "--quiet", "--verify", "changed", "--report", "r.md"])
+    err = capsys.readouterr().err
+    return code, err, Path("r.md").read_text() if Path("r.md").exists() else ""
+
+
 # --- 1. forged repeat asks: a verified regression laundered into "judge noise" ------------
 
 
@@ -126,11 +138,7 @@ def test_forged_repeat_asks_do_not_launder_a_verified_regression_into_judge_nois
         assert _rewrite_judge_entries(project, "apology", forged, "PASS: fine") == 2
     _commit(project)
 
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    capsys.readouterr()
-    code = main(["check", "--base", "main", "--quiet", "--verify", "changed", "--report", "r.md"])
-    err = capsys.readouterr().err
-    report = Path("r.md").read_text() if Path("r.md").exists() else ""
+    code, err, report = verified_check(monkeypatch, capsys)
     assert "verify: recorded again by CI" in err, err  # CI did verify the changed case
     assert code == 1, (code, report[:3000], err)
 
@@ -165,11 +173,7 @@ def test_a_judge_that_really_flips_on_a_verified_case_is_still_noise_in_a_pull_r
     monkeypatch.delenv(seal.KEY_ENV, raising=False)
     assert main(["record", "--quiet"]) == 0
     _commit(project)
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    capsys.readouterr()
-    code = main(["check", "--base", "main", "--quiet", "--verify", "changed", "--report", "r.md"])
-    err = capsys.readouterr().err
-    report = Path("r.md").read_text()
+    code, err, report = verified_check(monkeypatch, capsys)
     assert "verify: recorded again by CI" in err, err
     assert code == 3, (code, report[:3000])
     assert "Regressed only on a judge that disagrees with itself (1)" in report
@@ -270,10 +274,7 @@ def test_a_pull_request_cannot_forge_the_baselines_rejudged_verdicts(
         assert _rewrite_judge_entries(project, "apology", forged, "FAIL: no apology") == 1
     _commit(project)
 
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    capsys.readouterr()
-    code = main(["check", "--base", "main", "--quiet", "--verify", "changed", "--report", "r.md"])
-    err = capsys.readouterr().err
+    code, err, _ = verified_check(monkeypatch, capsys)
     # Fixed by refusing: in a pull request's replay the baseline is never judged again from
     # the pull request's recordings, forged or not; the base must refresh its baseline.
     assert code == 2, (code, err)

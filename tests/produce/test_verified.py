@@ -1,12 +1,10 @@
-"""After the merge, the baseline refresh adopts what CI recorded for the pull request
-(issue 22 §2: the `casegate-verified-recordings` artifact): only entries sealed under the
-repository's key, for the suite's own cases, newer than the folder's own sealed answer
-(gate.produce.verified, `casegate recordings adopt`)."""
+"""After the merge, the baseline refresh adopts exactly what CI verified for the pull
+request (issue 22 §2): the check's sealed manifest, bound to the suite and the pull
+request's head, and nothing else (gate.produce.verified, `casegate recordings adopt`)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,173 +12,160 @@ import pytest
 
 from gate.cli import main
 from gate.produce import seal
-from tests.conftest import Project
-from tests.produce.test_seal import CASES, KEY, OTHER_KEY, _entries
+from gate.produce.recordings import RecordingStore
+from gate.produce.verified import MANIFEST, adopt, read_manifest, write_manifest
+from tests.conftest import Project, case
+from tests.fakes.actions import git, init_repository
+from tests.produce.test_seal import KEY, OTHER_KEY
+
+CASES = [
+    case("greet", "hello", contains="hello", fields_={"critical": True}),
+    case("echo", "world", contains="world"),
+]
 
 
-def _artifact(project: Project, monkeypatch: pytest.MonkeyPatch, key: str = KEY) -> Path:
-    """What a pull request's CI job uploads: the recordings folder after `verify: changed`
-    recorded (here: every case) with the key, in CI. The project's own folder is left as
-    the author made it."""
-    folder = project.root / "recordings"
-    authors = project.root.parent / f"{project.root.name}-authors"
-    shutil.rmtree(authors, ignore_errors=True)
-    shutil.copytree(folder, authors)
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    monkeypatch.setenv(seal.KEY_ENV, key)
-    assert main(["record", "--quiet"]) == 0
-    monkeypatch.delenv("GITHUB_ACTIONS")
-    monkeypatch.delenv(seal.KEY_ENV, raising=False)
-    artifact = (
-        project.root.parent
-        / f"{project.root.name}-artifact-{len(list(project.root.parent.iterdir()))}"
-    )
-    shutil.copytree(folder, artifact)
-    shutil.rmtree(folder)
-    shutil.copytree(authors, folder)
-    return artifact
+def _head(project: Project) -> str:
+    return git("rev-parse", "HEAD", cwd=project.root).strip()
 
 
-def _edit_file(path: Path, change: Any) -> None:
-    document = json.loads(path.read_text())
-    for entry in document["responses"].values():
-        change(entry)
-    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+def _entries(project: Project, case_id: str) -> dict[str, Any]:
+    path = project.root / "recordings" / f"{case_id}.json"
+    return json.loads(path.read_text())["responses"]  # type: ignore[no-any-return]
 
 
 @pytest.fixture
-def authored(project: Project) -> Project:
-    """The merged branch: recordings the author made on a laptop (unsealed)."""
+def verified(project: Project, monkeypatch: pytest.MonkeyPatch) -> tuple[Project, str]:
+    """A pull request whose `greet` answer the author re-recorded on a laptop, checked with
+    `verify: changed` and the key: CI's answer, sealed, in the manifest beside the results."""
     project.write_cases(CASES)
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
     assert main(["record", "--quiet"]) == 0
-    return project
+    assert main(["baseline", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    path = project.root / "recordings" / "greet.json"
+    document = json.loads(path.read_text())
+    for entry in document["responses"].values():
+        entry["output"]["text"] = "hello, as the author recorded it"
+        entry.pop("seal", None)
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    git("add", "-A", cwd=project.root)
+    git("commit", "-qm", "the pull request", cwd=project.root)
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["check", "--base", "main", "--quiet", "--verify", "changed"]) in (0, 1)
+    manifest = project.root / ".casegate" / MANIFEST
+    assert manifest.is_file()
+    # The merge: main now holds the author's recordings, as the branch committed them.
+    git("checkout", "-q", "--", "recordings", cwd=project.root)
+    return project, _head(project)
 
 
-def test_ci_sealed_answers_replace_the_authors_and_nothing_else_moves(
-    authored: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_manifest_holds_what_verify_sealed_bound_to_the_head(
+    verified: tuple[Project, str],
 ) -> None:
-    artifact = _artifact(authored, monkeypatch)
-    # The author's own (unsealed) file rides along in the uploaded folder.
-    (artifact / "stray.json").write_text((authored.root / "recordings" / "echo.json").read_text())
+    project, head = verified
+    document = json.loads((project.root / ".casegate" / MANIFEST).read_text())
+    assert document["head"] == head and document["suite"] == "demo"
+    assert set(document["entries"]) == {"greet"}  # the one case the change touched
+    (entry,) = document["entries"]["greet"].values()
+    assert entry["output"]["text"] == "plain: hello"  # the echo bot, asked again by CI
+    assert KEY not in json.dumps(document)
+
+
+def test_adopt_takes_cis_answer_in_place_of_the_authors(
+    verified: tuple[Project, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    project, head = verified
+    (authored,) = _entries(project, "greet").values()
+    assert authored["output"]["text"] == "hello, as the author recorded it"
     monkeypatch.setenv(seal.KEY_ENV, KEY)
     capsys.readouterr()
-    assert main(["recordings", "adopt", str(artifact)]) == 0
-    out = capsys.readouterr().out
-    assert "adopted 2 sealed recording(s)" in out and "(echo, greet)" in out
-    assert "left out (never CI's sealed answers): 1 unsealed" in out
-    key = seal.key_from(KEY)
-    for case_id in ("greet", "echo"):
-        (request, entry), *_ = _entries(authored, case_id).items()
-        assert entry["captured_by"] == "ci"
-        assert key.state(case_id, request, entry) == "sealed"
-    # Adopting again writes nothing new (the key left the environment the first time).
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    assert main(["recordings", "adopt", str(artifact)]) == 0
-    assert "adopted 0 sealed recording(s)" in capsys.readouterr().out
+    assert main(["recordings", "adopt", ".casegate", "--head", head]) == 0
+    assert "adopted 1 sealed recording(s)" in capsys.readouterr().out
+    ((request, entry),) = _entries(project, "greet").items()
+    assert entry["output"]["text"] == "plain: hello"
+    assert seal.key_from(KEY).state("greet", request, entry) == "sealed"
 
 
 @pytest.mark.parametrize(
-    ("tamper", "reason"),
+    ("change", "expected"),
     [
-        (lambda e: e["output"].__setitem__("text", "forged"), "1 broken"),
-        (lambda e: e.__setitem__("captured_at", "2999-01-01T00:00:00+00:00"), "1 broken"),
-        (lambda e: e.pop("seal"), "1 unsealed"),
+        ("head", "not on"),  # another run's manifest: verified on another commit
+        ("entry", "its seal is not this repository's recording key's"),
+        ("suite", "its seal is not this repository's recording key's"),
+        ("key", "its seal is not this repository's recording key's"),
     ],
 )
-def test_an_edited_entry_in_the_artifact_is_left_out(
-    authored: Project,
+def test_a_manifest_of_another_run_or_edited_is_refused_whole(
+    verified: tuple[Project, str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    tamper: Any,
-    reason: str,
+    change: str,
+    expected: str,
 ) -> None:
-    artifact = _artifact(authored, monkeypatch)
-    before = _entries(authored, "greet")
-    _edit_file(artifact / "greet.json", tamper)
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    capsys.readouterr()
-    assert main(["recordings", "adopt", str(artifact)]) == 0
-    out = capsys.readouterr().out
-    assert reason in out and "adopted 1 sealed recording(s)" in out
-    assert _entries(authored, "greet") == before  # the author's entry stays as it was
-
-
-def test_entries_sealed_under_another_key_are_left_out(
-    authored: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    artifact = _artifact(authored, monkeypatch, key=OTHER_KEY)
-    before = {c: _entries(authored, c) for c in ("greet", "echo")}
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    capsys.readouterr()
-    assert main(["recordings", "adopt", str(artifact)]) == 0
-    assert "2 other key" in capsys.readouterr().out
-    assert {c: _entries(authored, c) for c in ("greet", "echo")} == before
-
-
-def test_without_the_key_nothing_is_adopted(
-    authored: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    artifact = _artifact(authored, monkeypatch)
-    before = _entries(authored, "greet")
-    assert main(["recordings", "adopt", str(artifact)]) == 2
-    err = capsys.readouterr().err
-    assert seal.KEY_ENV in err and "Traceback" not in err
-    assert _entries(authored, "greet") == before
-
-
-def test_other_suites_symlinks_and_bad_files_are_never_read_into_the_suite(
-    authored: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    artifact = _artifact(authored, monkeypatch)
-    # A sealed answer for a case this suite does not have.
-    document = json.loads((artifact / "greet.json").read_text())
-    document["case"] = "elsewhere"
-    (artifact / "elsewhere.json").write_text(json.dumps(document))
-    # A symlink to a sealed file outside the artifact, and one to a folder.
-    outside = authored.root.parent / "outside"
-    outside.mkdir()
-    shutil.move(str(artifact / "echo.json"), outside / "echo.json")
-    (artifact / "echo.json").symlink_to(outside / "echo.json")
-    (artifact / "linked").symlink_to(outside, target_is_directory=True)
-    (artifact / "broken.json").write_text("{not json")
-    before = _entries(authored, "echo")
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    capsys.readouterr()
-    assert main(["recordings", "adopt", str(artifact)]) == 0
-    out = capsys.readouterr().out
-    assert "adopted 1 sealed recording(s)" in out and "(greet)" in out
-    assert "1 of no case in this suite" in out and "1 unreadable file(s)" in out
-    assert _entries(authored, "echo") == before
-    assert not (authored.root / "recordings" / "elsewhere.json").exists()
-
-
-def test_a_newer_sealed_answer_in_the_folder_is_kept(
-    authored: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    older = _artifact(authored, monkeypatch)
-    _edit_file(older / "greet.json", lambda e: e.__setitem__("captured_at", "2001-01-01"))
-    newer = _artifact(authored, monkeypatch)
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    assert main(["recordings", "adopt", str(newer)]) == 0
-    kept = _entries(authored, "greet")
-    capsys.readouterr()
-    # The older artifact's greet was edited after sealing: broken, so reseal it as CI would.
-    key = seal.key_from(KEY)
-    path = older / "greet.json"
+    project, head = verified
+    path = project.root / ".casegate" / MANIFEST
     document = json.loads(path.read_text())
-    for request, entry in document["responses"].items():
-        entry["seal"] = key.seal("greet", request, entry)
+    if change == "entry":
+        (entry,) = document["entries"]["greet"].values()
+        entry["output"]["text"] = "hello from another pull request's code"
+    elif change == "suite":
+        document["suite"] = "other"
     path.write_text(json.dumps(document))
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    assert main(["recordings", "adopt", str(older)]) == 0
-    assert "1 older than the folder's own sealed answer" in capsys.readouterr().out
-    assert _entries(authored, "greet") == kept
-
-
-def test_a_missing_folder_is_a_one_line_error(
-    authored: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv(seal.KEY_ENV, KEY)
-    assert main(["recordings", "adopt", "nowhere"]) == 2
+    before = _entries(project, "greet")
+    monkeypatch.setenv(seal.KEY_ENV, OTHER_KEY if change == "key" else KEY)
+    asked = "0" * 40 if change == "head" else head
+    assert main(["recordings", "adopt", ".casegate", "--head", asked]) == 2
     err = capsys.readouterr().err
-    assert "nowhere: not a folder of recordings" in err and "Traceback" not in err
+    assert expected in err and "Traceback" not in err, err
+    assert _entries(project, "greet") == before
+
+
+def test_without_the_key_or_the_manifest_nothing_is_adopted(
+    verified: tuple[Project, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    project, head = verified
+    before = _entries(project, "greet")
+    assert main(["recordings", "adopt", ".casegate", "--head", head]) == 2
+    assert seal.KEY_ENV in capsys.readouterr().err
+    monkeypatch.setenv(seal.KEY_ENV, KEY)
+    assert main(["recordings", "adopt", "recordings", "--head", head]) == 2
+    err = capsys.readouterr().err
+    assert "no manifest of verified recordings" in err and "Traceback" not in err
+    assert _entries(project, "greet") == before
+
+
+def _sealed(key: seal.RecordingKey, case_id: str, request: str, text: str, at: str) -> Any:
+    entry = {"captured_at": at, "captured_by": "ci", "output": {"text": text}}
+    return {**entry, "seal": key.seal(case_id, request, entry)}
+
+
+def test_only_sealed_entries_of_the_suites_cases_not_older_than_the_folders_are_written(
+    tmp_path: Path,
+) -> None:
+    key, other = seal.key_from(KEY), seal.key_from(OTHER_KEY)
+    store = RecordingStore(tmp_path / "recordings")
+    newer = _sealed(key, "kept", "r1", "made later", "2026-12-02T10:00:00+00:00")
+    store.put_entry("kept", "r1", newer)
+    entries = {
+        "greet": {"r1": _sealed(key, "greet", "r1", "CI's", "2026-12-01T00:00:00+00:00")},
+        "kept": {"r1": _sealed(key, "kept", "r1", "made earlier", "2026-12-01T00:00:00+00:00")},
+        "moved": {"r1": _sealed(key, "greet", "r1", "sealed for greet", "2026-12-01")},
+        "foreign": {"r1": _sealed(other, "foreign", "r1", "other key", "2026-12-01")},
+        "stranger": {"r1": _sealed(key, "stranger", "r1", "no such case", "2026-12-01")},
+    }
+    write_manifest(tmp_path / MANIFEST, key, "demo", "abc", entries)
+    found = read_manifest(tmp_path, key, "demo", "abc")
+    adopted = adopt(found, store, {"greet", "kept", "moved", "foreign"}, key)
+    assert adopted.written == 1 and adopted.cases == ("greet",)
+    assert adopted.refused == {
+        "older than the folder's own sealed answer": 1,
+        "without a seal of this key": 2,  # moved to another case; sealed under another key
+        "of no case in this suite": 1,
+    }
+    assert store.get_entry("kept", "r1") == newer
+    assert store.get_entry("moved", "r1") is None
