@@ -2,9 +2,10 @@
 
 A recorded response is in use when a current case would ask for it: its key comes
 from the system's fingerprint, the case input and a sample index (as `gate.produce.answers`
-computes it), and a judge verdict's from the judge pin, the rubric, the case input
-and a recorded output that is itself in use; an embedding's or a moderation score's
-from its service's pin and a text it measures (gate.produce.services). Several configs may
+computes it), and a judge verdict's from the judge pin, the rubric, the case input, a
+recorded output that is itself in use and the ask (K of them under `judge.consistency:
+K`); an embedding's or a moderation score's from its service's pin and a text it measures
+(gate.produce.services). Several configs may
 replay from one folder (a baseline config and a candidate config): prune keeps what
 any config it is given uses, and names them. Whatever changes a file does so under
 the lock the recorders take, so a `casegate record` running beside it loses nothing,
@@ -45,6 +46,9 @@ class Usage:
         self.fingerprint = system_fingerprint(loaded.resolved_system())
         pin = loaded.config.judge
         self.judge = pin_fingerprint(pin) if pin is not None else None
+        #: `judge.consistency: K` asks about every judged output K times, each its own
+        #: recording (gate.judging.consistency): a replay needs every one of them
+        self.asks = (pin.consistency or 1) if pin is not None else 1
         #: pairwise verdicts are keyed on the baseline's output too, which prune does not
         #: read: a case with a pairwise judge keeps every verdict under the pin.
         self.pairwise = pin_fingerprint(pin, "pairwise") if pin is not None else None
@@ -89,7 +93,8 @@ class Usage:
         for key in used & responses.keys():
             text = _output_text(responses[key])
             if text is not None:
-                used.add(request_key(self.judge, judge_input(rubric, case.input, text), 0))
+                asked = judge_input(rubric, case.input, text)
+                used.update(request_key(self.judge, asked, repeat) for repeat in range(self.asks))
         if self.calibrated is not None:
             used.update(
                 key

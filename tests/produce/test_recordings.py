@@ -303,6 +303,28 @@ def test_prune_keeps_the_judge_verdicts_current_outputs_use(
     assert len(llm_server.received) == calls + 1
 
 
+def test_prune_keeps_every_ask_of_a_judge_asked_for_its_consistency(
+    project: Project,
+    llm_server: FakeLLMServer,
+    cli: Callable[[list[str]], int],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # judge.consistency: 3 asks about every judged output three times, each its own
+    # recording, and a replay needs all three: prune once kept only the first.
+    llm_server.reply = grading_judge
+    judged_project(project, llm_server, consistency=3)
+    assert cli(["record", "--quiet"]) == 2  # the garbled verdict: recorded, and an error
+    folder = project.root / "recordings"
+    before = responses_in(folder)
+    capsys.readouterr()
+    assert cli(["recordings", "prune"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "nothing to prune: every recording is in use"
+    assert responses_in(folder) == before
+    calls = len(llm_server.received)
+    assert cli(["run", "--quiet", "--out", "replayed.json"]) == 0  # every ask replays
+    assert len(llm_server.received) == calls
+
+
 def test_prune_leaves_a_file_it_cannot_read_alone_and_says_so(
     project: Project, cli: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]
 ) -> None:
