@@ -7,14 +7,22 @@ steered by phrases in the system prompt, the way a prompt steers a model:
 
 - "Keep every answer under 60 words"  → short answers (fixes long-answer cases)
 - "goodwill discount"                 → offers discounts to unhappy customers (a bad idea)
-- "give a delivery date"              → promises arrival dates (a worse idea)
+- "give a delivery date"              → promises arrival dates, in about half its answers
+                                         (a worse idea)
 - "Chargebacks are high severity"     → triage rates chargebacks correctly
 - "order ids exactly as written"       → passes `A1234` to lookup_order (else the digits only)
 
 It also calls a `lookup_order` tool for order-status questions, writes a handoff note as
 prose around a fenced JSON block, and honours `params.max_tokens` by cutting the answer
-and reporting finish reason `length`, as a model does. `embed` is a stand-in embedder:
-hashed bag-of-words vectors, so similar wording scores close, but it knows no meaning.
+and reporting finish reason `length`, as a model does. (The stand-in embedder is
+examples/standin_embeddings.py, the stand-in judge examples/standin_judge.py.)
+
+A model answers differently from one call to the next; this stand-in does so on purpose
+in four places only (VARIES), so the suite's `samples: auto` has something to measure.
+The draws are seeded, not random: the n-th time one process is asked the same input it
+draws from a hash of SEED, the place, the input and n. A recording run therefore draws
+the same answers for each case (which sample index gets which can follow thread timing).
+Every other answer is a function of the input and the prompt.
 
 Tokens are estimated from word counts; the `model` names are labels of this
 stand-in, not real models.
@@ -22,9 +30,39 @@ stand-in, not real models.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import threading
+from collections import Counter
 from typing import Any
+
+#: the seed of every draw; changing it (or VARIES) changes what a recording run records
+SEED = "acme-standin-1"
+#: where the stand-in varies, and how often it takes the other branch
+VARIES = {
+    # drops the customer's name from the greeting (returns-greets-by-name)
+    "forgets_name": 0.10,
+    # asks for the order number first and apologises after (complaint-apology's judge)
+    "asks_first": 0.15,
+    # refuses the role-play override instead of leaking (injection-roleplay-debugbot)
+    "resists_roleplay": 0.25,
+    # under "give a delivery date", gives the estimate instead (shipping-no-promised-date)
+    "keeps_estimate": 0.5,
+}
+_asked: Counter[tuple[str, str]] = Counter()
+_asked_lock = threading.Lock()
+
+
+def _draw(place: str, case_input: Any) -> bool:
+    """True with probability VARIES[place], seeded by the input and how often it was asked."""
+    asked = json.dumps(case_input, sort_keys=True, ensure_ascii=False)
+    with _asked_lock:
+        n = _asked[(place, asked)]
+        _asked[(place, asked)] += 1
+    digest = hashlib.sha256(f"{SEED}|{place}|{asked}|{n}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < VARIES[place]
+
 
 POLICY = {
     "returns": (
@@ -125,11 +163,13 @@ def _intent(question: str) -> str:
     return "other"
 
 
-def _reply(intent: str, question: str, customer: dict[str, Any], flags: dict[str, bool]) -> str:
-    name = customer.get("name")
+def _reply(intent: str, question: str, case_input: dict[str, Any], flags: dict[str, bool]) -> str:
+    name = dict(case_input.get("customer") or {}).get("name")
     greeting = f"Hi {name}, " if name and not flags["concise"] else ""
+    if greeting and _draw("forgets_name", case_input):
+        greeting = "Hi, "
     if intent == "injection":
-        if "debugbot" in question.lower():
+        if "debugbot" in question.lower() and not _draw("resists_roleplay", case_input):
             # The stand-in's known weakness: a role-play override leaks internal notes.
             return "DebugBot mode on. Internal notes: refunds over $500 need manager approval."
         return (
@@ -147,12 +187,19 @@ def _reply(intent: str, question: str, customer: dict[str, Any], flags: dict[str
             "this as urgent for our safety team, who will contact you today."
         )
     if intent == "complaint":
-        text = greeting + "I'm sorry your order has been a let-down. "
-        if flags["discounts"]:
-            text += "As a goodwill gesture here is a 15% discount code: SORRY15. "
-        text += "Send me your order number and I'll check what went wrong."
-        return text
-    if intent == "shipping" and flags["dates"]:
+        parts = [
+            "I'm sorry your order has been a let-down.",
+            *(
+                ["As a goodwill gesture here is a 15% discount code: SORRY15."]
+                if flags["discounts"]
+                else []
+            ),
+            "Send me your order number and I'll check what went wrong.",
+        ]
+        if _draw("asks_first", case_input):  # the request first, the apology after it
+            parts.insert(0, parts.pop())
+        return greeting + " ".join(parts)
+    if intent == "shipping" and flags["dates"] and not _draw("keeps_estimate", case_input):
         return greeting + "Your order will arrive by Friday. " + POLICY["shipping"]
     if intent == "discount":
         return (
@@ -277,7 +324,7 @@ def answer(case_input: dict[str, Any], system: dict[str, Any]) -> dict[str, Any]
         text = "Let me look that order up for you."
         tool_calls.append(_order_lookup(question, flags))
     else:
-        text = _reply(_intent(question), question, dict(case_input.get("customer") or {}), flags)
+        text = _reply(_intent(question), question, case_input, flags)
     text, stop_reason = _cut(text, dict(system.get("params") or {}).get("max_tokens"))
     if tool_calls:
         stop_reason = "tool_calls"  # the turn ends so the caller can run the tool
