@@ -279,7 +279,7 @@ def test_a_local_live_confirmation_never_runs_the_pull_requests_code_as_root(
 
         def attack(root: Path) -> None:
             replace(root / "casegate.yml", "mode: replay\n", "mode: live\n")
-            replace(root / "casegate.yml", "samples: 1\n", "samples: 20\n")
+            replace(root / "casegate.yml", "samples: auto ", "samples: 20 ")
             with open(root / "examples" / "support_bot.py", "a") as stream:
                 stream.write(SPY.format(port=port, box=str(box), key=KEY) + FAILING)
 

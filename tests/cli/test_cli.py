@@ -216,7 +216,8 @@ def test_check_end_to_end_on_the_example_suite(tmp_path: Path) -> None:
     assert candidate["summary"]["pass_rate"] >= baseline["summary"]["pass_rate"]
     assert finished.stdout.startswith("BLOCK: support")
     markdown = report.read_text()
-    assert "critical case(s) passed on the baseline and fail on the candidate" in markdown
+    # samples: auto: a critical regression is a significant drop, not one failed sample
+    assert "3 critical case(s) dropped significantly (one-sided Boschloo exact test" in markdown
     assert "| 🔴 critical |" in markdown
 
 

@@ -20,7 +20,16 @@ from tests.fakes.github_api import FakeGitHub
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "ghs_action_test_token_5a9f"
-EXAMPLE = ["casegate.yml", "casegate.candidate.yml", "cases", "prompts", "recordings", "baselines"]
+#: the example suite as a checkout holds it (its code, examples/, only where a test runs it)
+EXAMPLE = [
+    "casegate.yml",
+    "casegate.candidate.yml",
+    "cases",
+    "prompts",
+    "recordings",
+    "baselines",
+    "support.judge-calibration.json",
+]
 PULL_NUMBER = 7
 
 

@@ -222,7 +222,9 @@ def test_a_pull_request_cannot_rewrite_the_history_its_report_shows(runner: Runn
     for case in older["cases"]:
         if case["id"] == REGRESSED:
             case.update(status="fail", passed=False, passes=0, pass_rate=0.0)
-    older.update(system="support-v0", created_at="2026-01-05T00:00:00+00:00")
+    # Another system is another configuration: a repeated run of the baseline's own would be
+    # read as the spread between runs (gate.history.spread), not as an earlier failure.
+    older.update(system="support-v0", created_at="2026-01-05T00:00:00+00:00", config_hash="5a" * 8)
     (runner.root / "older.json").write_text(json.dumps(older))
     for results in (runner.root / "older.json", runner.workspace / "baselines/support.json"):
         done = casegate(

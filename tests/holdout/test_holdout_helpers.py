@@ -64,13 +64,18 @@ def seal_slice(
         write_slice(location, key, sliced)
     store = SealedRecordings({}, location.recordings_shown)
     for config, answer in zip(configs, answers, strict=True):
-        resolved = load_config(config).resolved_system()
+        loaded = load_config(config)
+        resolved = loaded.resolved_system()
         fingerprint = system_fingerprint(resolved)
+        # As the slice is scored (gate.holdout.scoring.samples_of): `samples: auto` takes
+        # adaptive.start samples of each held-out case.
+        configured = loaded.config.samples
+        fixed = configured if isinstance(configured, int) else loaded.config.adaptive.start
         for case in cases:
             text = answer.get(str(case["id"]))
             if text is None:
                 continue
-            samples = int(case.get("samples", 1))
+            samples = int(case.get("samples", fixed))
             for index in range(samples):
                 store.put(
                     str(case["id"]),

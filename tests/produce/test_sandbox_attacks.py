@@ -295,11 +295,13 @@ def test_verify_records_under_the_sandbox_and_the_gate_writes_what_it_judged(
     assert "sandbox: the run drops to" in log
     assert "answer(s) written by the gate and sealed with CASEGATE_RECORDING_KEY" in log
     assert "changed recordings sealed by CI (made by casegate in CI, unedited since): " in log
-    # The entry the check replayed is the gate's (the other config of the example shares
-    # the file: its entry keeps the author's edit, and nothing replays it here).
+    # The entries the check replayed are the gate's: under `samples: auto` the 4 samples of
+    # its first look (adaptive.start), each recorded again. The rest keep the author's edit
+    # (the other config of the example shares the file), and nothing replays them here.
     document = json.loads((runner.workspace / recording).read_text())
     written = [entry for entry in document["responses"].values() if "seal" in entry]
-    assert len(written) == 1 and written[0]["captured_by"] == "ci"
-    assert written[0]["output"]["text"].startswith("You can cancel within 1 hour")
+    assert sorted(entry["sample"] for entry in written) == [0, 1, 2, 3]
+    assert all(entry["captured_by"] == "ci" for entry in written)
+    assert all(e["output"]["text"].startswith("You can cancel within 1 hour") for e in written)
     assert finished.returncode == 0, log[-3000:]
     assert key not in log
