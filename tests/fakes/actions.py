@@ -150,6 +150,9 @@ def action_env(
         "INPUT_FAIL-ON": "block",
         "INPUT_WORKING-DIRECTORY": ".",
         "INPUT_COMMAND": "check",
+        # The example's casegate.yml says `verify: changed`; these runs judge the recordings
+        # a test wrote unless it asks otherwise (verify="" leaves it to the base's config).
+        "INPUT_VERIFY": "off",
     }
     env.update({f"INPUT_{key.upper().replace('_', '-')}": value for key, value in inputs.items()})
     return env

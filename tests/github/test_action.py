@@ -12,7 +12,7 @@ from pathlib import Path
 from gate.github.action import command, read_input
 from gate.github.api import marker_for
 from gate.github.publish import write_outputs
-from tests.fakes.actions import TOKEN, Runner, git
+from tests.fakes.actions import TOKEN, Runner, git, open_pull_request
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -172,3 +172,34 @@ def test_a_missing_working_directory_is_an_error(runner: Runner) -> None:
     finished = runner.run(working_directory="services/bot")
     assert finished.returncode == 2
     assert "input `working-directory`: services/bot does not exist" in finished.stdout
+
+
+def test_the_example_config_has_ci_record_again_what_a_pull_request_changed(
+    runner: Runner,
+) -> None:
+    # The starter workflow passes `verify: changed` when a provider key is set, and otherwise
+    # leaves it to the base's config. The example's stand-in needs no key and its
+    # casegate.yml says `verify: changed`: a forged recording is recorded again by CI.
+    shutil.copytree(
+        REPO / "examples", runner.workspace / "examples", ignore=shutil.ignore_patterns("*.pyc")
+    )
+    git("add", "-A", cwd=runner.workspace)
+    git("commit", "-qm", "the example's code", cwd=runner.workspace)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=runner.workspace)
+    recording = runner.workspace / "recordings" / "support" / "cancel-window.json"
+
+    def forge(root: Path) -> None:
+        document = json.loads(recording.read_text())
+        for entry in document["responses"].values():
+            entry["output"]["text"] = "forged by the author"
+        recording.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+    open_pull_request(runner.workspace, forge)
+    finished = runner.run(config="casegate.yml", verify="")  # as the workflow without a key
+    log = finished.stdout + finished.stderr
+    assert "verify: recorded again by CI, live: cancel-window" in log, log[-3000:]
+    # No CASEGATE_RECORDING_KEY in this run: written by the gate, and said to be unsealed.
+    assert "answer(s) written by the gate, not sealed (CASEGATE_RECORDING_KEY is not set)" in log
+    assert finished.returncode == 0, log[-3000:]
+    replayed = json.loads(recording.read_text())["responses"].values()
+    assert sum(entry["output"]["text"] != "forged by the author" for entry in replayed) == 4
