@@ -48,7 +48,7 @@ from gate.produce.recordings import RecordingStore, request_key, system_fingerpr
 from gate.produce.sandbox import SandboxPlan
 from gate.produce.seal import held
 from gate.produce.supervise import run_supervised
-from gate.produce.verified import MANIFEST, Entries, started, write_manifest, written_since
+from gate.produce.verified import MANIFEST, Entries, seals_of, write_manifest, written_since
 from gate.results import RunResults
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
@@ -183,7 +183,7 @@ def verify_changed(
     asked = sum(1 for case in chosen if checks.uses_judge(case.expect))
     for line in describe(loaded, planned, judged=asked)[:-1]:  # not "nothing was called"
         print(flatten(f"verify: {line.removeprefix('dry run: ')}"), file=sys.stderr, flush=True)
-    since = started()
+    before = seals_of(RecordingStore(loaded.recordings_dir), ids)
     kept = Path(tempfile.mkdtemp(prefix="casegate-verify-"))
     try:
         child = run_supervised(
@@ -224,7 +224,7 @@ def verify_changed(
     finally:
         shutil.rmtree(kept, ignore_errors=True)
     key = held()
-    written = written_since(RecordingStore(loaded.recordings_dir), ids, key, since) if key else {}
+    written = written_since(RecordingStore(loaded.recordings_dir), ids, key, before) if key else {}
     return Verification(tuple(ids), tuple(flatten(line) for line in said), written)
 
 

@@ -44,26 +44,36 @@ _PURPOSE = "verified manifest"
 Entries = dict[str, dict[str, dict[str, Any]]]
 
 
+def seals_of(store: RecordingStore, case_ids: Collection[str]) -> dict[tuple[str, str], Any]:
+    """Each entry's seal (or None) in `case_ids`' files now: taken before a verification, so
+    that what it wrote is told by identity, never by a date an entry carries."""
+    return {
+        (case_id, request): entry.get("seal") if isinstance(entry, dict) else None
+        for case_id in case_ids
+        for request, entry in store.entries(case_id).items()
+    }
+
+
 def written_since(
-    store: RecordingStore, case_ids: Collection[str], key: RecordingKey, since: str
+    store: RecordingStore,
+    case_ids: Collection[str],
+    key: RecordingKey,
+    before: Mapping[tuple[str, str], Any],
 ) -> Entries:
-    """The entries of `case_ids` this process wrote and sealed from `since` on (an ISO
-    time): what one verification recorded, answers, verdicts and measures alike."""
+    """The entries of `case_ids` sealed under `key` that were not in the files as
+    `before` (`seals_of`) saw them: what one verification wrote, answers, verdicts and
+    measures alike. An entry a pull request committed, sealed by another run, was there
+    before and is never one of them, whatever date it says."""
     found: Entries = {}
     for case_id in sorted(case_ids):
         for request, entry in store.entries(case_id).items():
             if (
                 isinstance(entry, dict)
-                and str(entry.get("captured_at", "")) >= since
+                and before.get((case_id, request)) != entry.get("seal")
                 and key.state(case_id, request, entry) == "sealed"
             ):
                 found.setdefault(case_id, {})[request] = entry
     return found
-
-
-def started() -> str:
-    """Now, as `captured_at` is written (to the second): a verification's start."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def write_manifest(path: Path, key: RecordingKey, suite: str, head: str, entries: Entries) -> None:
@@ -185,4 +195,7 @@ def _newer_seal(
     merged after this one recorded the same request again)."""
     if key.state(case_id, request, held) != "sealed":
         return False
-    return str(held.get("captured_at", "")) > str(entry.get("captured_at", ""))
+    made = str(held.get("captured_at", ""))
+    # A date past now was never a recording's own: it must not bar CI's answers for good.
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    return now >= made > str(entry.get("captured_at", ""))
