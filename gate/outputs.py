@@ -18,6 +18,16 @@ class ToolCall(BaseModel):
     invalid_arguments: str | None = None
 
 
+class Context(BaseModel):
+    """A passage the system retrieved and answered from (retrieval-augmented systems)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: the document's id, for the retrieval checks (`retrieval_recall`, `mrr`, …)
+    id: str | None = None
+    text: str = ""
+
+
 class Output(BaseModel):
     """What a system returned for one sample of one case.
 
@@ -36,4 +46,6 @@ class Output(BaseModel):
     stop_reason: str | None = None
     system_fingerprint: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    #: the passages the system retrieved, in rank order, recorded with its answer
+    contexts: list[Context] = Field(default_factory=list)
     raw: Any = None

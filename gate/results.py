@@ -10,9 +10,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import StrictInt, TypeAdapter, ValidationError
+from pydantic import Field, StrictFloat, StrictInt, TypeAdapter, ValidationError
 
 from gate import heap
 from gate.errors import ResultsError
@@ -36,11 +36,37 @@ Status = Literal["pass", "fail", "error"]
 # when one is written; unknown keys in a newer file are ignored, not refused.
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
+def _empty(value: object) -> bool:
+    return not value
+
+
+def valid_score(value: object) -> bool:
+    """A score: a finite number from 0 to 1 (not a bool: True is no measurement)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= 1
+    )
+
+
 @dataclass(slots=True, kw_only=True)
 class CheckResult:
     check: str
     ok: bool
     reason: str = ""
+    #: how well the output did on a check that measures (0 to 1; None: it only passes or
+    #: fails). On a case's line, the mean over its judged samples that have one.
+    score: Annotated[StrictFloat | None, Field(exclude_if=_absent)] = None
+
+    def __post_init__(self) -> None:
+        # A results file is input: a score no check could give is refused, not believed.
+        if self.score is not None and not valid_score(self.score):
+            raise ValueError(f"{self.check}: a score is a number from 0 to 1")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -57,6 +83,10 @@ class SampleResult:
     model: str | None = None
     stop_reason: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    #: the passages the system retrieved ({id, text}, in rank order), when it reports them
+    contexts: Annotated[list[dict[str, str | None]], Field(exclude_if=_empty)] = field(
+        default_factory=list
+    )
     #: in replay, when the replayed recording was captured (gate.drift.age); else None
     captured_at: str | None = None
 

@@ -13,7 +13,8 @@ import regex as regex_engine  # `re` syntax with a match timeout
 
 import gate.checks.jsontext as jsontext
 from gate.checks.jsontext import ParsedJson
-from gate.outputs import Output, ToolCall
+from gate.outputs import Context, Output, ToolCall
+from gate.results import valid_score
 
 #: A pattern search on one output that takes longer fails its check: model output is
 #: untrusted input, and a backtracking pattern must not hang the run.
@@ -23,18 +24,34 @@ REGEX_TIMEOUT_S = 1.0
 MAX_PATTERN_SIZE = 20_000
 
 
+#: the score of a failure a measuring check could not measure (an output too long, empty,
+#: not JSON; no service): the lowest, so a mean over samples never hides the failure
+UNMEASURED = 0.0
+
+
 class CheckSpecError(Exception):
     """A check's argument in a case file is invalid."""
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """One check's judgement of one output: pass or fail, why, and, for a check that
+    measures, how well (a score from 0 to 1; None for a check that only passes or fails)."""
+
     check: str
     ok: bool
     reason: str = ""
+    score: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.score is not None and not valid_score(self.score):
+            raise ValueError(f"{self.check}: a score is a number from 0 to 1, got {self.score!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "ok": self.ok, "reason": self.reason}
+        shown: dict[str, Any] = {"check": self.check, "ok": self.ok, "reason": self.reason}
+        if self.score is not None:
+            shown["score"] = self.score
+        return shown
 
 
 @dataclass(slots=True)
@@ -58,6 +75,8 @@ class Subject:
     declared_tools: Mapping[str, Any] | None = None
     #: the pinned embeddings and moderation services (gate.produce.services.Services), if any
     services: Any = None
+    #: the passages the system reported retrieving, in rank order
+    contexts: Sequence[Context] = ()
     _json: dict[bool, ParsedJson] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -86,7 +105,39 @@ class Subject:
             model=output.model,
             declared_tools=declared_tools,
             services=services,
+            contexts=output.contexts,
         )
+
+    def passages(self) -> tuple[Context, ...] | str:
+        """The contexts the output was grounded on: the system's, else the case input's
+        `contexts` (a list of strings or `{id, text}`); a string says why there are none."""
+        if self.contexts:
+            return tuple(self.contexts)
+        given = self.case_input.get("contexts") if isinstance(self.case_input, Mapping) else None
+        if given is None:
+            return "no contexts: the system returned none and the case input has no `contexts`"
+        if not isinstance(given, list) or not given:
+            return "the case input's `contexts` must be a non-empty list"
+        passages = []
+        for item in given:
+            if isinstance(item, str):
+                passages.append(Context(text=item))
+            elif (
+                isinstance(item, Mapping)
+                and isinstance(item.get("text", ""), str)
+                and (item.get("id") is None or isinstance(item.get("id"), str | int))
+                and set(item) <= {"id", "text"}
+            ):
+                ident = item.get("id")
+                passages.append(
+                    Context(id=None if ident is None else str(ident), text=item.get("text", ""))
+                )
+            else:
+                return (
+                    "the case input's `contexts` holds "
+                    f"{describe(item)}: each is a string or {{id, text}}"
+                )
+        return tuple(passages)
 
     def parsed_json(self, *, extract: bool = False) -> ParsedJson:
         """The output read as JSON (the first object or array in it, when `extract`)."""

@@ -2,8 +2,10 @@
 
 A check is called `fn(output_text, case)`; with `{fn, args}` the args are keyword
 arguments; a function with a third positional parameter also receives a
-`SampleView` of the sample. Loading cases never imports user code: the run
-imports every custom check up front (gate.usercode.prepare_check).
+`SampleView` of the sample. It returns a verdict (`bool` or `(bool, reason)`) or a
+score from 0 to 1 (a number, `(score, reason)` or `{score, passed, reason}`), which the
+entry's `threshold` turns into pass or fail. Loading cases never imports user code: the
+run imports every custom check up front (gate.usercode.prepare_check).
 """
 
 from __future__ import annotations
@@ -26,9 +28,15 @@ from gate.checks.base import (
     short,
 )
 from gate.checks.figures import finish_name
-from gate.outputs import ToolCall
+from gate.outputs import Context, ToolCall
+from gate.results import EPSILON, valid_score
 
-_SHAPE = "check takes 'module:function', {fn: 'module:function', args: {…}}, or a list of them"
+_SHAPE = (
+    "check takes 'module:function', {fn: 'module:function', args: {…}, threshold: 0.7}, "
+    "or a list of them"
+)
+_KEYS = {"fn", "args", "threshold"}
+_RETURNS = "a bool, (bool, reason), a score from 0 to 1, (score, reason) or {score, passed, reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +45,8 @@ class CustomCheck:
 
     spec: str
     args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: the score at or above which a function that returns a score passes
+    threshold: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +58,8 @@ class SampleView:
     #: the output parsed as JSON (the extracted object with `extract_json`); None if not JSON
     json: Any
     tool_calls: tuple[ToolCall, ...]
+    #: the passages the system retrieved, in rank order (empty: it reported none)
+    contexts: tuple[Context, ...]
     #: in OpenAI's words (`stop`, `length`, `tool_calls`, …), None when unreported
     finish_reason: str | None
     latency_ms: float | None
@@ -58,10 +70,16 @@ class SampleView:
 
 
 def _parse_one(item: Any) -> CustomCheck:
+    threshold = None
     if isinstance(item, str):
         spec, args = item, {}
-    elif isinstance(item, Mapping) and "fn" in item and set(item) <= {"fn", "args"}:
+    elif isinstance(item, Mapping) and "fn" in item and set(item) <= _KEYS:
         spec, args = item["fn"], item.get("args", {})
+        threshold = item.get("threshold")
+        if threshold is not None and not valid_score(threshold):
+            raise CheckSpecError(
+                f"check.threshold takes a number from 0 to 1, got {describe(threshold)}"
+            )
         if not isinstance(spec, str):
             raise CheckSpecError(f"check.fn takes 'module:function', got {describe(spec)}")
         if not isinstance(args, Mapping) or not all(
@@ -71,15 +89,15 @@ def _parse_one(item: Any) -> CustomCheck:
                 f"check.args takes a mapping of argument name → value, got {describe(args)}"
             )
     elif isinstance(item, Mapping) and "fn" in item:
-        unknown = sorted(str(key) for key in set(item) - {"fn", "args"})
-        raise CheckSpecError(f"check: unknown key {unknown[0]!r} (it takes fn and args)")
+        unknown = sorted(str(key) for key in set(item) - _KEYS)
+        raise CheckSpecError(f"check: unknown key {unknown[0]!r} (it takes fn, args and threshold)")
     else:
         raise CheckSpecError(f"{_SHAPE}, got {describe(item)}")
     try:
         usercode.parse_spec(spec, "check")
     except usercode.UserCodeError as exc:
         raise CheckSpecError(str(exc)) from None
-    return CustomCheck(spec, MappingProxyType(copy.deepcopy(dict(args))))
+    return CustomCheck(spec, MappingProxyType(copy.deepcopy(dict(args))), threshold)
 
 
 def parse_custom(arg: Any) -> list[CustomCheck]:
@@ -132,6 +150,7 @@ def view_of(subject: Subject, modifiers: Modifiers) -> SampleView:
         text=subject.text,
         json=copy.deepcopy(parsed.value) if parsed.ok else None,
         tool_calls=tuple(call.model_copy(deep=True) for call in subject.tool_calls),
+        contexts=tuple(subject.contexts),
         finish_reason=None if subject.stop_reason is None else finish_name(subject.stop_reason),
         latency_ms=subject.latency_ms,
         input_tokens=subject.input_tokens,
@@ -141,13 +160,49 @@ def view_of(subject: Subject, modifiers: Modifiers) -> SampleView:
     )
 
 
-def _outcome(spec: str, outcome: Any) -> tuple[bool, str] | str:
-    """(ok, reason) from what the check returned, or why that is not a verdict."""
-    if isinstance(outcome, tuple) and len(outcome) == 2:
-        return bool(outcome[0]), str(outcome[1])
+def _outcome(entry: CustomCheck, outcome: Any) -> tuple[bool, str, float | None] | str:
+    """(ok, reason, score) from what the check returned, or why that is not a verdict."""
+    passed: Any = None
+    score: Any = None
+    reason: Any = ""
     if isinstance(outcome, bool):
-        return outcome, ""
-    return f"{spec} returned {describe(outcome)}, not a bool or (bool, reason)"
+        passed = outcome
+    elif isinstance(outcome, int | float):
+        score = outcome
+    elif isinstance(outcome, tuple) and len(outcome) == 2:
+        first, reason = outcome
+        passed, score = (first, None) if isinstance(first, bool) else (None, first)
+        if not isinstance(first, bool | int | float):
+            return f"{entry.spec} returned {describe(outcome)}, not {_RETURNS}"
+    elif isinstance(outcome, Mapping) and outcome and set(outcome) <= {"score", "passed", "reason"}:
+        passed, score, reason = (
+            outcome.get("passed"),
+            outcome.get("score"),
+            outcome.get("reason", ""),
+        )
+        if passed is None and score is None:
+            return f"{entry.spec} returned {describe(outcome)}: it needs `score` or `passed`"
+        if passed is not None and not isinstance(passed, bool):
+            return f"{entry.spec} returned `passed` {describe(passed)}, not true or false"
+    else:
+        return f"{entry.spec} returned {describe(outcome)}, not {_RETURNS}"
+    if score is not None and not valid_score(score):
+        return f"{entry.spec} returned the score {describe(score)}, not a number from 0 to 1"
+    reason = reason if isinstance(reason, str) else str(reason)
+    if score is None:
+        return bool(passed), reason, None
+    score = float(score)
+    if entry.threshold is None:
+        if passed is None:
+            return (
+                f"{entry.spec} returned a score ({score:g}) and no pass or fail: give the "
+                f"entry a threshold ({{fn: {entry.spec}, threshold: 0.7}})"
+            )
+        return passed, reason, score
+    if score + EPSILON < entry.threshold:
+        under = f"score {score:g} is under the threshold {entry.threshold:g}"
+        return False, f"{under}: {reason}" if reason else under, score
+    return passed is not False, reason, score
 
 
 def prepared_problems(expect: Mapping[str, Any]) -> list[str]:
@@ -168,6 +223,8 @@ def custom(name: str, arg: Any, modifiers: Modifiers) -> Judge:
     shapes: dict[tuple[int, Callable[..., Any]], tuple[str | None, bool]] = {}
 
     def judge(subject: Subject) -> Verdict:
+        scores: list[float] = []
+        said: list[str] = []  # what the scored entries said: a score's reason is kept
         for index, entry in enumerate(entries):
             try:
                 function = usercode.check_function(entry.spec)
@@ -187,12 +244,17 @@ def custom(name: str, arg: Any, modifiers: Modifiers) -> Judge:
                 return Verdict(
                     name, False, f"{entry.spec} raised {type(exc).__name__}: {short(str(exc))}"
                 )
-            verdict = _outcome(entry.spec, outcome)
+            verdict = _outcome(entry, outcome)
             if isinstance(verdict, str):
                 return Verdict(name, False, verdict)
-            ok, reason = verdict
+            ok, reason, score = verdict
+            if score is not None:
+                scores.append(score)
+                said += [reason] if reason else []
+            # Several entries are one check: its score is the lowest of theirs.
+            lowest = min(scores) if scores else None
             if not ok:
-                return Verdict(name, False, reason or f"{entry.spec} returned False")
-        return Verdict(name, True)
+                return Verdict(name, False, reason or f"{entry.spec} returned False", lowest)
+        return Verdict(name, True, "; ".join(said), min(scores) if scores else None)
 
     return judge

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gate.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict, describe
+from gate.checks.base import (
+    UNMEASURED,
+    CheckSpecError,
+    Judge,
+    Modifiers,
+    Subject,
+    Verdict,
+    describe,
+)
 from gate.checks.text import normalizer
 
 #: the longest output (and reference) `similar` and `levenshtein` compare
@@ -22,6 +30,8 @@ METHODS = ("embedding", "lexical")
 #: and words the reference lacks count against the output (token_set_ratio would give
 #: 100 to any output that holds every word of the reference, whatever else it says)
 LEXICAL_RATIO = "token_sort_ratio"
+#: the longest output `levenshtein` measures a score for once it has failed on length
+MEASURED_CHARS = 4 * MAX_TEXT_CHARS
 #: float32 vectors of one text give a cosine a hair below 1
 TOLERANCE = 1e-6
 SHOWN_CHARS = 30
@@ -80,6 +90,7 @@ def similar(name: str, arg: Any, modifiers: Modifiers) -> Judge:
                 False,
                 f"the output is {len(text):,} characters, more than the {MAX_TEXT_CHARS:,} "
                 f"similar compares, so it is not judged similar to {shown}",
+                UNMEASURED,
             )
         if method == "lexical":
             score = fuzz.token_sort_ratio(to, text, processor=utils.default_process) / 100
@@ -91,18 +102,24 @@ def similar(name: str, arg: Any, modifiers: Modifiers) -> Judge:
                     name,
                     False,
                     "no embeddings service is configured: add `embeddings:` to the config",
+                    UNMEASURED,
                 )
             if not text.strip():
-                return Verdict(name, False, f"the output is empty, so not similar to {shown}")
+                return Verdict(
+                    name, False, f"the output is empty, so not similar to {shown}", UNMEASURED
+                )
             # An outage or a missing recording raises SystemCallError: the sample errs.
             score = embedder.similarity(_case_id(subject), to, text)
             how = f"embedding, cosine, {embedder.describe()}"
+        # A cosine may be negative, or a hair above 1: the score is kept inside 0 to 1.
+        measured = min(1.0, max(0.0, float(score)))
         if score + TOLERANCE >= minimum:
-            return Verdict(name, True)
+            return Verdict(name, True, score=measured)
         return Verdict(
             name,
             False,
             f"similarity {figure(score, minimum)} ({how}) to {shown}, the minimum is {minimum:g}",
+            measured,
         )
 
     return judge
@@ -125,18 +142,25 @@ def levenshtein(name: str, arg: Any, modifiers: Modifiers) -> Judge:
     def judge(subject: Subject) -> Verdict:
         actual = norm(subject.text)
         gap = abs(len(actual) - len(expected))
+        longer = max(len(actual), len(expected))
         if gap > limit:  # each edit changes the length by one at most
+            # The exact score when the output is short enough to measure cheaply; a longer
+            # one (it may be megabytes) scores the lowest, as any unmeasured failure does.
+            measured = len(actual) <= MEASURED_CHARS
             return Verdict(
                 name,
                 False,
                 f"edit distance at least {gap:,} to {shown} (the lengths differ by that "
                 f"much), the maximum is {limit:,}",
+                Levenshtein.normalized_similarity(expected, actual) if measured else UNMEASURED,
             )
         distance = Levenshtein.distance(expected, actual)
+        # Levenshtein's normalised similarity: 1 - distance / the longer length.
+        score = 1 - distance / longer if longer else 1.0
         if distance <= limit:
-            return Verdict(name, True)
+            return Verdict(name, True, score=score)
         return Verdict(
-            name, False, f"edit distance {distance:,} to {shown}, the maximum is {limit:,}"
+            name, False, f"edit distance {distance:,} to {shown}, the maximum is {limit:,}", score
         )
 
     return judge

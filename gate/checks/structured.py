@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import gate.checks.base as base
 from gate.checks.base import (
+    UNMEASURED,
     CheckSpecError,
     Factory,
     Judge,
@@ -71,10 +72,15 @@ def json_equal(left: Any, right: Any) -> bool:
     return type(left) is type(right) and bool(left == right)
 
 
-def _read_json(name: str, subject: Subject, modifiers: Modifiers) -> ParsedJson | Verdict:
-    """The JSON a check judges, or the failed verdict saying why there is none."""
+def _read_json(
+    name: str, subject: Subject, modifiers: Modifiers, *, measures: bool = False
+) -> ParsedJson | Verdict:
+    """The JSON a check judges, or the failed verdict saying why there is none (scored
+    the lowest by a check that `measures`)."""
     parsed = subject.parsed_json(extract=modifiers.extract_json)
-    return parsed if parsed.ok else Verdict(name, False, parsed.problem)
+    if parsed.ok:
+        return parsed
+    return Verdict(name, False, parsed.problem, UNMEASURED if measures else None)
 
 
 def json_check(name: str, arg: Any, modifiers: Modifiers) -> Judge:
@@ -225,15 +231,42 @@ def json_schema(name: str, arg: Any, modifiers: Modifiers) -> Judge:
     validator = compile_schema(name, arg)
 
     def judge(subject: Subject) -> Verdict:
-        read = _read_json(name, subject, modifiers)
+        read = _read_json(name, subject, modifiers, measures=True)
         if isinstance(read, Verdict):
             return read
         problem = schema_problem(validator, read.value)
         if problem is None:
-            return Verdict(name, True)
-        return Verdict(name, False, read.located(problem))
+            return Verdict(name, True, score=1.0)
+        return Verdict(name, False, read.located(problem), schema_fraction(validator, read.value))
 
     return judge
+
+
+def schema_fraction(validator: jsonschema.protocols.Validator, value: Any) -> float:
+    """How much of a document that breaks its schema holds: its top-level `properties`
+    that do (present and valid, or absent and optional), and the schema as a whole as one
+    more part, which it breaks. A schema without properties has that one part: 0."""
+    schema = validator.schema
+    if not isinstance(schema, Mapping):
+        return 0.0
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not isinstance(value, Mapping):
+        return 0.0
+    listed = schema.get("required")
+    required = listed if isinstance(listed, list) else []
+    # `descend` (every jsonschema validator has it) resolves a property's $refs as the
+    # whole schema would.
+    descend = validator.descend  # type: ignore[attr-defined]
+    holding = 0
+    for key, subschema in properties.items():
+        try:
+            if key in value:
+                holding += not any(descend(value[key], subschema, path=key))
+            else:
+                holding += key not in required
+        except (RecursionError, TypeError, ValueError):  # pathological documents
+            continue
+    return holding / (len(properties) + 1)
 
 
 def fields(name: str, arg: Any, modifiers: Modifiers) -> Judge:
@@ -242,7 +275,7 @@ def fields(name: str, arg: Any, modifiers: Modifiers) -> Judge:
     expected = [(str(path), parse_path(str(path)), value) for path, value in arg.items()]
 
     def judge(subject: Subject) -> Verdict:
-        read = _read_json(name, subject, modifiers)
+        read = _read_json(name, subject, modifiers, measures=True)
         if isinstance(read, Verdict):
             return read
         parsed = read.value
@@ -251,12 +284,14 @@ def fields(name: str, arg: Any, modifiers: Modifiers) -> Judge:
             for label, path, value in expected
             if (actual := resolve(parsed, path)) is MISSING or not json_equal(actual, value)
         ]
+        # The score: the fraction of the expected fields the output has right.
+        score = 1 - len(problems) / len(expected)
         if not problems:
-            return Verdict(name, True)
+            return Verdict(name, True, score=score)
         reason = read.located("; ".join(text for text, _ in problems))
         if any(cut for _, cut in problems):
             reason += " (values cut short: `casegate show` prints the whole output)"
-        return Verdict(name, False, reason)
+        return Verdict(name, False, reason, score)
 
     return judge
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gate.checks.base import (
+    UNMEASURED,
     CheckSpecError,
     Judge,
     Modifiers,
@@ -88,20 +89,27 @@ def tool_args(name: str, arg: Any, modifiers: Modifiers) -> Judge:
         for tool, paths in arg.items()
     }
 
+    paths = sum(len(checks) for checks in expected.values())
+
     def judge(subject: Subject) -> Verdict:
         problems = []
+        missed = 0  # expected paths the best call of each tool gets wrong
         for tool, checks in expected.items():
             calls = [call for call in subject.tool_calls if call.name == tool]
             if not calls:
                 problems.append(f"{tool}: not called")
+                missed += len(checks)
                 continue
             # Any one call of the tool satisfying every path is enough.
             best: list[str] | None = None
+            unread = True  # no call of the tool had arguments to read
             for call in calls:
                 misses = []
                 if call.invalid_arguments is not None:
                     raw = short(call.invalid_arguments, 40)
-                    best = best or [f"{tool}: arguments are not a JSON object ({raw})"]
+                    # `best` may be [] already: a call that had every path right stands.
+                    if best is None:
+                        best = [f"{tool}: arguments are not a JSON object ({raw})"]
                     continue
                 for label, path, value in checks:
                     actual = resolve(call.arguments, path)
@@ -112,11 +120,14 @@ def tool_args(name: str, arg: Any, modifiers: Modifiers) -> Judge:
                             f"{tool}.{label}: expected {describe(value)}, got {describe(actual)}"
                         )
                 if best is None or len(misses) < len(best):
-                    best = misses
+                    best, unread = misses, False
             problems.extend(best or [])
+            missed += len(checks) if unread else len(best or [])
+        # The score: the fraction of expected arguments the best call of each tool has right.
+        score = 1 - missed / paths if paths else float(not problems)
         if not problems:
-            return Verdict(name, True)
-        return Verdict(name, False, "; ".join(problems))
+            return Verdict(name, True, score=score)
+        return Verdict(name, False, "; ".join(problems), score)
 
     return judge
 
@@ -139,15 +150,18 @@ SHOWN_CALLS = 3
 
 def _argument_problems(
     subject: Subject, schema_for: Callable[[str], jsonschema.protocols.Validator | str | None]
-) -> list[str]:
+) -> tuple[list[str], int]:
     """One line per call whose arguments break its tool's schema (`schema_for` gives a
-    validator, a reason the call cannot be judged, or None to leave the call alone)."""
+    validator, a reason the call cannot be judged, or None to leave the call alone), and
+    how many calls were judged."""
     problems = []
+    judged = 0
     for index, call in enumerate(subject.tool_calls, start=1):
         label = f"call {index} ({call.name})"
         validator = schema_for(call.name)
         if validator is None:
             continue
+        judged += 1
         if isinstance(validator, str):
             problems.append(f"{label}: {validator}")
         elif call.invalid_arguments is not None:
@@ -155,15 +169,19 @@ def _argument_problems(
             problems.append(f"{label}: arguments are not a JSON object ({raw})")
         elif (problem := schema_problem(validator, call.arguments)) is not None:
             problems.append(f"{label}: {problem}")
-    return problems
+    return problems, judged
 
 
-def _summarised(name: str, problems: list[str]) -> Verdict:
+def _summarised(name: str, found: tuple[list[str], int]) -> Verdict:
+    problems, judged = found
+    # The score: the fraction of the judged calls whose arguments hold (none judged: 1).
+    score = 1 - len(problems) / judged if judged else 1.0
     if not problems:
-        return Verdict(name, True)
+        return Verdict(name, True, score=score)
     shown = "; ".join(problems[:SHOWN_CALLS])
     more = len(problems) - SHOWN_CALLS
-    return Verdict(name, False, shown + (f"; and {more} more call(s)" if more > 0 else ""))
+    reason = shown + (f"; and {more} more call(s)" if more > 0 else "")
+    return Verdict(name, False, reason, score)
 
 
 def tool_args_valid(name: str, arg: Any, modifiers: Modifiers) -> Judge:
@@ -181,6 +199,7 @@ def tool_args_valid(name: str, arg: Any, modifiers: Modifiers) -> Judge:
                 False,
                 "the system declares no tools: add `tools:` with `parameters` to the system, "
                 "or use tool_args_schema",
+                UNMEASURED,
             )
 
         def schema_for(tool: str) -> jsonschema.protocols.Validator | str:

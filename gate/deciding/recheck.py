@@ -27,9 +27,9 @@ from gate import checks, heap
 from gate.deciding.noise import adaptive
 from gate.errors import CasegateError, MissingRecordingError, SystemCallError
 from gate.judging.judgeproc import CustomVerdicts
-from gate.judging.sample import aggregate
+from gate.judging.sample import aggregate, checked
 from gate.judging.services import Services, for_snapshot, snapshot_entries
-from gate.outputs import Output, ToolCall
+from gate.outputs import Context, Output, ToolCall
 from gate.produce.answers import samples_for
 from gate.produce.batch.cost import price_key
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
@@ -280,10 +280,15 @@ def _judge_again(
     if sample.status == "error":
         return sample  # an error is never a pass: nothing to recompute
     tool_calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
+    contexts = [Context.model_validate(context) for context in sample.contexts]
     if recordings is not None:
         # Keyed as the snapshot read it: by this case's input under this config's system.
         recorded = recordings.get((case.id, sample.sample))
-        if recorded is None or recorded.text != sample.text or recorded.tool_calls != tool_calls:
+        if recorded is None or (recorded.text, recorded.tool_calls, recorded.contexts) != (
+            sample.text,
+            tool_calls,
+            contexts,
+        ):
             raise UntrustedRun(
                 f"the run's output for case {case.id!r} (sample {sample.sample}) is not the "
                 "recorded one: its results cannot be trusted"
@@ -317,6 +322,7 @@ def _judge_again(
         model=sample.model,
         declared_tools=declared,
         services=services,
+        contexts=contexts,
     )
     try:
         mine = {v.check: v for v in checks.evaluate(judges, subject)}
@@ -341,14 +347,14 @@ def _judge_again(
                     f"the judging process gave no custom-check verdict for case {case.id!r} "
                     f"(sample {sample.sample})"
                 )
-            verdicts.append(CheckResult(check=name, ok=answer[0], reason=answer[1]))
+            ok, reason, score = answer
+            verdicts.append(CheckResult(check=name, ok=ok, reason=reason, score=score))
         elif name in delegated:
             if name not in theirs:
                 raise UntrustedRun(f"the run gave no {name!r} verdict for case {case.id!r}")
             verdicts.append(theirs[name])
         else:
-            verdict = mine[name]
-            verdicts.append(CheckResult(check=name, ok=verdict.ok, reason=verdict.reason))
+            verdicts.append(checked(mine[name]))
     failed = [v for v in verdicts if not v.ok]
     sample.checks = verdicts
     sample.status = "fail" if failed else "pass"

@@ -34,7 +34,7 @@ from gate.produce.sandbox import (
     read_untrusted,
     request_of,
 )
-from gate.results import CaseOutputs
+from gate.results import CaseOutputs, valid_score
 from gate.suite.cases import Case
 
 #: the judging process's answer is verdicts and paths: far below this
@@ -58,10 +58,14 @@ class Footprint:
     outside: tuple[str, ...] = ()
 
 
+#: each sample's answer from the judging process: ok, reason, score
+ANSWER_ITEMS = 3
+
+
 @dataclass(frozen=True, slots=True)
 class CustomVerdicts:
-    #: (case id, sample number) → (ok, reason)
-    verdicts: Mapping[tuple[str, int], tuple[bool, str]]
+    #: (case id, sample number) → (ok, reason, score)
+    verdicts: Mapping[tuple[str, int], tuple[bool, str, float | None]]
     footprint: Footprint
     #: how the sandboxed judging process left the network, as it reported (for the log)
     network: str | None = None
@@ -217,6 +221,7 @@ def _sample(sample: Any) -> dict[str, Any]:
         "sample": sample.sample,
         "text": sample.text,
         "tool_calls": list(sample.tool_calls),
+        "contexts": list(sample.contexts),
         "stop_reason": sample.stop_reason,
         "latency_ms": sample.latency_ms,
         "cost_usd": sample.cost_usd,
@@ -244,10 +249,18 @@ def _answer(path: Path, nonce: str, finished: subprocess.CompletedProcess[str]) 
 
 
 def _parsed(found: dict[str, Any], tree: Path, imports: Path) -> CustomVerdicts:
-    verdicts: dict[tuple[str, int], tuple[bool, str]] = {}
+    verdicts: dict[tuple[str, int], tuple[bool, str, float | None]] = {}
     for case_id, samples in (found.get("verdicts") or {}).items():
-        for number, (ok, reason) in samples.items():
-            verdicts[(str(case_id), int(number))] = (ok is True, str(reason))
+        for number, answer in samples.items():
+            if not isinstance(answer, list) or len(answer) != ANSWER_ITEMS:
+                raise CasegateError(
+                    f"the judging process answered case {case_id!r} in a shape it never "
+                    "writes, so nothing was gated"
+                )
+            ok, reason, score = answer
+            # The process ran the pull request's code: a score is believed only as a score.
+            measured = score if valid_score(score) else None
+            verdicts[(str(case_id), int(number))] = (ok is True, str(reason), measured)
     footprint = Footprint(
         tree=tree,
         suite=imports.resolve().relative_to(tree.resolve()).as_posix(),

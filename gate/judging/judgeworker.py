@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     from gate.checks.custom import custom, parse_custom
     from gate.errors import CasegateError
     from gate.judging.treeimport import Footprint, TreeFinder
-    from gate.outputs import ToolCall
+    from gate.outputs import Context, ToolCall
     from gate.suite.cases import Case
     from gate.usercode import UserCodeError, load_from_tree
 
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
         mine = verdicts.setdefault(case.id, {})
         for sample in item["samples"]:
             if failed_import is not None:
-                mine[str(sample["sample"])] = [False, f"cannot import: {failed_import}"]
+                mine[str(sample["sample"])] = [False, f"cannot import: {failed_import}", None]
                 continue
             subject = Subject(
                 sample["text"] or "",
@@ -79,12 +79,13 @@ def main(argv: list[str]) -> int:
                 output_tokens=sample["output_tokens"],
                 input_tokens=sample["input_tokens"],
                 model=sample["model"],
+                contexts=[Context.model_validate(context) for context in sample["contexts"]],
             )
             try:
                 verdict = judge(subject)
-                mine[str(sample["sample"])] = [verdict.ok, verdict.reason]
+                mine[str(sample["sample"])] = [verdict.ok, verdict.reason, verdict.score]
             except Exception as exc:  # a check must not end the judging
-                mine[str(sample["sample"])] = [False, f"check crashed: {type(exc).__name__}"]
+                mine[str(sample["sample"])] = [False, f"check crashed: {type(exc).__name__}", None]
     footprint.active = False
     out.write_text(
         json.dumps(

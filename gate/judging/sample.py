@@ -7,6 +7,7 @@ verdict under its pass-rate threshold, with the Wilson interval beside the rate.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,6 +64,7 @@ def judge_sample(
         "model": output.model,
         "stop_reason": output.stop_reason,
         "tool_calls": [call.model_dump(exclude_none=True) for call in output.tool_calls],
+        "contexts": [context.model_dump() for context in output.contexts],
         "captured_at": answer.captured_at,
     }
     if judges is None:
@@ -89,7 +91,7 @@ def judge_sample(
         sample=sample,
         status="fail" if failed or left else "pass",
         reason=reason or (LEFT_TO_GATE if left else ""),
-        checks=[CheckResult(check=v.check, ok=v.ok, reason=v.reason) for v in verdicts],
+        checks=[checked(v) for v in verdicts],
         **usage,
     )
 
@@ -107,8 +109,24 @@ def _case_checks(outputs: Sequence[SampleResult]) -> list[CheckResult]:
         reason = ""
         if failures:
             reason = f"failed {len(failures)}/{len(results)} samples: {failures[0].reason}"
-        merged.append(CheckResult(check=name, ok=not failures, reason=reason))
+        merged.append(
+            CheckResult(check=name, ok=not failures, reason=reason, score=mean_score(results))
+        )
     return merged
+
+
+def checked(verdict: checks.Verdict) -> CheckResult:
+    """A check's verdict as the results file keeps it."""
+    return CheckResult(
+        check=verdict.check, ok=verdict.ok, reason=verdict.reason, score=verdict.score
+    )
+
+
+def mean_score(results: Sequence[CheckResult]) -> float | None:
+    """The mean of the samples' scores on one check (None: no sample has one)."""
+    scores = [result.score for result in results if result.score is not None]
+    # fsum keeps the mean of equal scores equal to them, and inside 0 to 1.
+    return min(1.0, max(0.0, math.fsum(scores) / len(scores))) if scores else None
 
 
 def aggregate(case: Case, outputs: list[SampleResult], min_pass_rate: float) -> CaseResult:

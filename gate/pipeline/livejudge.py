@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from gate import checks
 from gate.deciding.recheck import UntrustedRun
 from gate.errors import SystemCallError
-from gate.judging.sample import make_grader
-from gate.outputs import ToolCall
+from gate.judging.sample import checked, make_grader
+from gate.outputs import Context, ToolCall
 from gate.produce.recordings import RecordingStore
-from gate.results import CheckResult, RunResults
+from gate.results import RunResults
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
@@ -53,12 +53,15 @@ def judge_live(
                 continue  # an error is never a pass: nothing to ask about
             try:
                 calls = [ToolCall.model_validate(call) for call in sample.tool_calls]
+                contexts = [Context.model_validate(context) for context in sample.contexts]
             except ValidationError:
                 raise UntrustedRun(
                     f"the run reported a malformed tool call for case {case.id!r} "
                     f"(sample {sample.sample}): its results cannot be trusted"
                 ) from None
-            subject = checks.Subject(sample.text or "", case.input, calls, case, grader)
+            subject = checks.Subject(
+                sample.text or "", case.input, calls, case, grader, contexts=contexts
+            )
             try:
                 mine = {v.check: v for v in checks.evaluate(judges, subject)}
             except SystemCallError as exc:
@@ -67,5 +70,5 @@ def judge_live(
             others = [c for c in sample.checks if c.check not in mine]
             sample.checks = [
                 *others,
-                *(CheckResult(check=v.check, ok=v.ok, reason=v.reason) for v in mine.values()),
+                *(checked(verdict) for verdict in mine.values()),
             ]

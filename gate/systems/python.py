@@ -24,6 +24,7 @@ _OUTPUT_KEYS = {
     "model",
     "tool_calls",
     "stop_reason",
+    "contexts",
 }
 
 

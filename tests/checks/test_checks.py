@@ -679,7 +679,10 @@ class TestCustom:
             ({"fn": 3}, "check.fn takes 'module:function', got 3"),
             ({"fn": "m:f", "args": [1]}, "check.args takes a mapping of argument name → value"),
             ({"fn": "m:f", "args": {"not a name": 1}}, "check.args takes a mapping"),
-            ({"fn": "m:f", "arg": {}}, "check: unknown key 'arg' (it takes fn and args)"),
+            (
+                {"fn": "m:f", "arg": {}},
+                "check: unknown key 'arg' (it takes fn, args and threshold)",
+            ),
             ({"function": "m:f"}, "check takes 'module:function', {fn: 'module:function'"),
             ([], "check takes 'module:function', {fn"),
             ({"fn": "m f:g"}, "check takes 'module:function', got 'm f:g'"),
