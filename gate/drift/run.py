@@ -34,7 +34,7 @@ from gate.errors import CasegateError
 from gate.judging.live import start_live
 from gate.judging.sample import aggregate, judge_sample, make_grader, prepare_user_checks
 from gate.judging.services import build as build_services
-from gate.outputs import Output, ToolCall
+from gate.outputs import Context, Output, ToolCall
 from gate.produce.answers import Answer, Request, ask, call_live, requests_for, samples_for
 from gate.produce.progress import Progress
 from gate.produce.recordings import RecordingStore, system_fingerprint
@@ -213,12 +213,26 @@ def _sample_drift(pair: _Pair, now: dt.datetime) -> SampleDrift:
         age_days=age_days(pair.captured_at, now),
     )
     if recorded is not None and output is not None:
-        drift.output_changed = (
-            recorded.text != output.text or recorded.tool_calls != output.tool_calls
+        # What the system retrieved is part of its answer: a changed ranking is drift.
+        drift.output_changed = (recorded.text, recorded.tool_calls, recorded.contexts) != (
+            output.text,
+            output.tool_calls,
+            output.contexts,
         )
         if drift.output_changed:
             drift.diff = _diff(recorded, output)
     return drift
+
+
+#: how much of a retrieved passage a drift diff shows
+PASSAGE_CHARS = 120
+
+
+def _passage(context: Context) -> str:
+    text = (
+        context.text if len(context.text) <= PASSAGE_CHARS else context.text[:PASSAGE_CHARS] + "…"
+    )
+    return f"{context.id}: {text}" if context.id is not None else text
 
 
 def _diff(recorded: Output, live: Output) -> list[str]:
@@ -228,6 +242,9 @@ def _diff(recorded: Output, live: Output) -> list[str]:
     if recorded.tool_calls != live.tool_calls:
         lines += [f"- tool call: {_call(c)}" for c in recorded.tool_calls] or ["- tool calls: none"]
         lines += [f"+ tool call: {_call(c)}" for c in live.tool_calls] or ["+ tool calls: none"]
+    if recorded.contexts != live.contexts:
+        lines += [f"- context: {_passage(c)}" for c in recorded.contexts] or ["- contexts: none"]
+        lines += [f"+ context: {_passage(c)}" for c in live.contexts] or ["+ contexts: none"]
     kept: list[str] = []
     used = 0
     for line in lines[:DIFF_LINES]:
