@@ -116,7 +116,9 @@ def cases_of(out: Path) -> dict[str, dict[str, Any]]:
     config = load_config(out / "casegate.yml")
     files, problems = resolve_case_paths(config.config.cases, config.root)
     assert not problems
-    return {case.id: case.model_dump() for case in load_cases(files)}
+    # Loaded as casegate loads them: the config's `defaults:` merged under each case.
+    loaded = load_cases(files, defaults=config.config.defaults)
+    return {case.id: case.model_dump() for case in loaded}
 
 
 # --- the support suite: text assertions, defaultTest, two providers ---------------------
@@ -501,11 +503,14 @@ tests:
         "min_words": 3,
         "max_words": 3,
     }
-    assert "test-2" not in cases
+    # Nothing of test 2 maps: it becomes a draft case, failing until a person gives it a check.
+    assert cases["test-2"]["expect"] == {"check": "promptfoo_checks:needs_a_check"}
+    assert cases["test-2"]["tags"] == ["draft"]
     assert "`equals` with a JSON value (deep equality) has no casegate check" in migration
     assert "casegate has no check for `not-is-json`" in migration
     assert "`contains` takes a non-empty string or a number; promptfoo refuses this" in migration
-    assert "no assertion became a check" in migration
+    assert "a draft case: no assertion became a check" in migration
+    assert outcome.drafts == 1
     assert (outcome.tests, outcome.tests_mapped) == (2, 1)
     assert (outcome.assertions, outcome.assertions_mapped) == (7, 4)
 

@@ -12,16 +12,20 @@ from typing import Any
 import yaml
 
 from gate import checks
-from gate.checks.moderation import CATEGORIES as moderation_categories
-from gate.importers.promptfoo.common import CHECKS_MODULE, NeedsPerson
-from gate.importers.promptfoo.expect import Expect, _all_of, _any_of, _Text
+from gate.importers.promptfoo.common import CHECKS_MODULE, PROMPTFOO_VERSION, NeedsPerson
+from gate.importers.promptfoo.expect import RUBRIC_SCALE, Expect, _all_of, _any_of, _Text
 from gate.importers.promptfoo.js import js_string, plain, shown_value, split_values
 from gate.importers.promptfoo.nunjucks import render_value
 from gate.importers.promptfoo.reading import Folder, Yaml12Loader
+from gate.importers.promptfoo.scores import MEASURED, RAG, map_rag, threshold_of
 from gate.yamlfile import YamlSyntaxError, printable
 
 #: A back-reference by number: after another pattern's groups it would point elsewhere.
 _NUMBERED_REFERENCE = re.compile(r"\\[1-9]|\\g<\d")
+
+
+#: the stub check of a draft case (a test promptfoo runs with no assertion)
+DRAFT_CHECK = "needs_a_check"
 
 
 @dataclass
@@ -67,6 +71,13 @@ class Stubs:
             threshold = assertion.get("threshold")
             self.stubs.append(Stub(name, kind, owner, shown, inverse, threshold, transform))
         return f"{CHECKS_MODULE}:{name}"
+
+    def draft(self) -> str:
+        """The one check every draft case shares: it fails until a person writes the case's."""
+        if DRAFT_CHECK not in self._names:
+            self._names.add(DRAFT_CHECK)
+            self.stubs.append(Stub(DRAFT_CHECK, "draft", "", "", False))
+        return f"{CHECKS_MODULE}:{DRAFT_CHECK}"
 
 
 @dataclass
@@ -154,13 +165,16 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
     if weight == 0:
         return "not carried over: with `weight: 0` promptfoo never fails a test on it (a metric)"
     transform = assertion.get("transform") or context.transform
-    if transform is not None and base not in ("javascript", "python"):
+    if transform is not None and base not in CODE_KINDS:
         raise NeedsPerson(
             f"promptfoo judges the output after `transform: {printable(str(transform))[:120]}`; "
             "casegate judges the output text as it is"
         )
-    if base in ("javascript", "python"):
+    if base in CODE_KINDS:
         return _stub(assertion, kind, inverse, context)
+    if base not in _MAPPED or (inverse and base not in _INVERTIBLE):
+        # before its value is read: a `file://x.rb:fn` of an unknown kind names code, not data
+        raise NeedsPerson(f"casegate has no check for `{kind}`")
     raw = assertion.get("value")
     value = render_value(_file_value(raw, context, kind), context.variables)
     if base in _TEXT_KINDS:
@@ -213,25 +227,72 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
     if base == "word-count" and not inverse:
         return _map_words(value, expect)
     if base == "llm-rubric" and not inverse:
-        if not isinstance(value, str) or not value.strip():
-            raise NeedsPerson("`llm-rubric` with a rubric that is not text")
-        expect.rubrics.append(value.strip())
-        context.judges.extend(p for p in (assertion.get("provider"),) if p is not None)
-        for key, why in (
-            ("threshold", "casegate's judge answers PASS or FAIL, with no score"),
-            ("rubricPrompt", "casegate's judge prompt is its own, versioned"),
-        ):
-            if assertion.get(key) is not None:
-                notes.append(f"`{key}` not carried over: {why}")
-        return _described(kind, value, notes)
+        return _map_rubric(assertion, value, expect, context)
     if base == "assert-set":
         raise NeedsPerson(
             f"`assert-set` with `threshold: {js_string(assertion.get('threshold'))}` passes when "
             "that share of its assertions passes; casegate's checks all must pass"
         )
-    if base in _MEASURED and not inverse:
-        return _MEASURED[base](assertion, value, expect)
-    raise NeedsPerson(f"casegate has no check for `{kind}`")
+    if base == "empty" and inverse:
+        expect.patterns.append(r"\S")
+        return (
+            "`not-empty` → `regex: \\S` (the output holds a character that is not white space); "
+            f"promptfoo {PROMPTFOO_VERSION} lists no `empty` type, so this follows the name"
+        )
+    if base in RAG:
+        return map_rag(base, assertion, value, context.variables, expect)
+    return MEASURED[base](assertion, value, expect)
+
+
+#: assertions whose value is code casegate never runs: each becomes a stub check
+CODE_KINDS = ("javascript", "python", "ruby")
+#: what map_assertion maps (with `not-` where _INVERTIBLE says)
+_INVERTIBLE = {*_TEXT_KINDS, "equals", "starts-with", "regex", "empty", "assert-set"}
+_MAPPED = {
+    *_INVERTIBLE,
+    "is-json",
+    "contains-json",
+    "latency",
+    "cost",
+    "finish-reason",
+    "is-valid-openai-tools-call",
+    "word-count",
+    "llm-rubric",
+    *MEASURED,
+    *RAG,
+}
+
+
+def _map_rubric(assertion: Mapping[str, Any], value: Any, expect: Expect, context: Context) -> str:
+    """`llm-rubric` → `judge`; with a `threshold`, the graded judge: promptfoo's grader
+    scores 0 to 1, casegate's judge grades 0 to 10 and normalises to 0 to 1."""
+    if isinstance(value, dict | list) and value:
+        value = json.dumps(plain(value), ensure_ascii=False)
+    if not isinstance(value, str) or not value.strip():
+        raise NeedsPerson("`llm-rubric` with a rubric that is not text")
+    notes: list[str] = []
+    graded = assertion.get("threshold") is not None
+    if graded:
+        threshold = threshold_of(assertion, 0, 0, 1)
+        if expect.rubrics:
+            raise NeedsPerson(
+                "a second `llm-rubric` beside a graded one: a case has one graded judge"
+            )
+        expect.rubric_threshold = threshold
+        notes.append(
+            f"graded: `scale: {RUBRIC_SCALE}`, `threshold: {threshold:g}` on the normalised "
+            "score (promptfoo also needs its grader's pass; casegate's graded judge reads the "
+            "score alone)"
+        )
+    elif expect.rubric_threshold is not None:
+        raise NeedsPerson("a second `llm-rubric` beside a graded one: a case has one graded judge")
+    expect.rubrics.append(value.strip())
+    context.judges.extend(p for p in (assertion.get("provider"),) if p is not None)
+    if assertion.get("rubricPrompt") is not None:
+        notes.append(
+            "`rubricPrompt` not carried over: casegate's judge prompt is its own, versioned"
+        )
+    return _described(str(assertion.get("type")), value, notes)
 
 
 def _described(kind: str, value: Any, notes: Sequence[str]) -> str:
@@ -293,102 +354,6 @@ def _map_json(kind: str, value: Any, expect: Expect) -> str:
         raise NeedsPerson(str(exc)) from None
     expect.schemas.append(schema)
     return f"`{kind}` with a schema → `json_schema` {shown_value(schema, 120)}{note}"
-
-
-def _threshold(assertion: Mapping[str, Any], default: float, low: float, high: float) -> float:
-    threshold = assertion.get("threshold", default)
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, int | float)
-        or not low <= threshold <= high
-    ):
-        raise NeedsPerson(
-            f"`threshold` {js_string(threshold)} is not a number from {low:g} to {high:g}"
-        )
-    return threshold
-
-
-def _only_one(expect: Expect, key: str, kind: str) -> None:
-    if key in expect.measured:
-        raise NeedsPerson(f"a second `{kind}`: a casegate case has one `{key}` check")
-
-
-def _map_similar(assertion: Mapping[str, Any], value: Any, expect: Expect) -> str:
-    if isinstance(value, list):
-        raise NeedsPerson(
-            "`similar` with several references passes when any one is close; casegate's "
-            "`similar` compares with one: pick it, or split the case"
-        )
-    if not isinstance(value, str) or not value.strip():
-        raise NeedsPerson("`similar` takes a non-empty reference text")
-    _only_one(expect, "similar", "similar")
-    minimum = _threshold(assertion, SIMILAR_THRESHOLD, 0, 1)
-    expect.measured["similar"] = {"to": value, "min": minimum, "method": "embedding"}
-    own = assertion.get("provider")
-    note = (
-        f"; its embedding provider {shown_value(own, 60)} is not carried over (one "
-        "`embeddings:` pin per suite)"
-        if own is not None
-        else ""
-    )
-    return (
-        f"`similar` {shown_value(value, 80)} → `similar` (method embedding, min {minimum:g}; "
-        f"`embeddings:` pins promptfoo's default model {EMBEDDINGS_MODEL}){note}"
-    )
-
-
-def _map_levenshtein(assertion: Mapping[str, Any], value: Any, expect: Expect) -> str:
-    if not isinstance(value, str):
-        raise NeedsPerson("`levenshtein` takes a reference text")
-    _only_one(expect, "levenshtein", "levenshtein")
-    limit = _threshold(assertion, LEVENSHTEIN_THRESHOLD, 0, 8000)
-    if limit != int(limit):
-        raise NeedsPerson(f"`threshold` {js_string(limit)} is not a whole number of edits")
-    expect.measured["levenshtein"] = {"to": value, "max": int(limit)}
-    return f"`levenshtein` {shown_value(value, 80)} → `levenshtein` (max {int(limit)} edits)"
-
-
-def _map_moderation(assertion: Mapping[str, Any], value: Any, expect: Expect) -> str:
-    categories = [] if value in (None, "") else value
-    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
-        raise NeedsPerson("`moderation` takes a list of category names")
-    unknown = [c for c in categories if c not in moderation_categories]
-    if unknown:
-        raise NeedsPerson(f"moderation category {unknown[0]!r} is not one OpenAI's model scores")
-    _only_one(expect, "moderation", "moderation")
-    arg: dict[str, Any] = {"max_score": MODERATION_MAX_SCORE}
-    if categories:
-        arg["categories"] = list(categories)
-    expect.measured["moderation"] = arg
-    return (
-        f"`moderation` → `moderation: {{max_score: {MODERATION_MAX_SCORE}}}`: promptfoo fails "
-        "when the API flags the output, casegate when a score passes the limit (calibrate it)"
-    )
-
-
-#: promptfoo's defaults for what its assertions measure, as its documentation gives them
-SIMILAR_THRESHOLD = 0.75
-LEVENSHTEIN_THRESHOLD = 5
-EMBEDDINGS_MODEL = "text-embedding-3-large"
-MODERATION_MODEL = "omni-moderation-latest"
-#: casegate scores moderation; promptfoo takes the API's yes/no: a starting point
-MODERATION_MAX_SCORE = 0.5
-
-_MEASURED = {
-    "similar": _map_similar,
-    "levenshtein": _map_levenshtein,
-    "moderation": _map_moderation,
-}
-
-
-def service_pins(expects: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The `embeddings:` and `moderation:` pins the imported cases need."""
-    pins: dict[str, dict[str, Any]] = {}
-    if any(e.get("similar", {}).get("method") == "embedding" for e in expects):
-        pins["embeddings"] = {"provider": "openai", "model": EMBEDDINGS_MODEL}
-    if any("moderation" in e for e in expects):
-        pins["moderation"] = {"provider": "openai", "model": MODERATION_MODEL}
-    return pins
 
 
 #: promptfoo's budget assertions: their casegate check and what the threshold counts

@@ -55,6 +55,8 @@ class Draft:
     extra: dict[str, Any]
     report: Report
     notes: list[str] = field(default_factory=list)
+    #: what the defaultTest assertions alone became for this case
+    inherited: dict[str, Any] = field(default_factory=dict)
 
 
 _TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options", "weight"}
@@ -130,8 +132,17 @@ def _prepared_vars(
             if dropped not in report.needs:
                 report.needs.append(dropped)
         if isinstance(value, str) and value.startswith("file://"):
+            media = media_kind(value)
+            if media is not None:
+                folder.inside(value, None, f"vars.{key}")
+                report.skipped.append(
+                    f"var `{printable(str(key))}` is {media} ({printable(value)}): casegate cases "
+                    "take text until `input_files` lands, so this test was not imported; the "
+                    "rest of the suite was"
+                )
+                return None
             path = folder.paths(value, None, f"vars.{key}")[0]
-            if path.suffix in CODE_SUFFIXES or path.suffix in (".pdf", ".png", ".jpg", ".jpeg"):
+            if path.suffix in CODE_SUFFIXES:
                 report.skipped.append(f"var `{key}` comes from {value}, which casegate cannot read")
                 return None
             text = folder.text(path, folder.config)
@@ -147,6 +158,37 @@ def _prepared_vars(
         prepared[str(key)] = plain(value)
     _resolve_between(prepared)
     return prepared
+
+
+#: what a var read from a file of these kinds holds: casegate cases take text for now
+MEDIA = {
+    "an image": (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".svg"),
+    "audio": (".wav", ".mp3", ".m4a", ".ogg", ".flac", ".aac", ".opus", ".webm"),
+    "a video": (".mp4", ".mov", ".avi", ".mkv"),
+    "a PDF": (".pdf",),
+}
+
+
+def media_kind(reference: str) -> str | None:
+    suffix = Path(reference.removeprefix("file://")).suffix.lower()
+    return next((kind for kind, suffixes in MEDIA.items() if suffix in suffixes), None)
+
+
+def _vars_files(
+    reference: str | list[Any], path: Path, folder: Folder, report: Report
+) -> dict[str, Any]:
+    """`vars: file.yaml` (or a glob, or a list of them): promptfoo reads them from the test
+    file's folder, merged in order; each must still lie inside the config's folder."""
+    merged: dict[str, Any] = {}
+    for entry in reference if isinstance(reference, list) else [reference]:
+        if not isinstance(entry, str):
+            raise problem_at(path, None, f"test {report.number}: vars must be a mapping or files")
+        for file in folder.paths(entry, None, f"test {report.number} vars", base=path.parent):
+            document = folder.parse(folder.text(file, folder.config), file)
+            if not isinstance(document, dict):
+                raise problem_at(file, 1, f"test {report.number}: vars file is not a mapping")
+            merged.update(document)
+    return merged
 
 
 def _resolve_between(variables: dict[str, Any]) -> None:
@@ -223,6 +265,37 @@ def _assertions(test: Mapping[str, Any], path: Path, root: Any) -> Iterator[tupl
             yield assertion, index < inherited
 
 
+#: the tag of a case written for a test whose output promptfoo left for a person to read
+DRAFT_TAG = "draft"
+
+
+def _inherited_expect(assertions: list[tuple[Any, bool]], context: Context) -> dict[str, Any]:
+    """What the defaultTest assertions alone become for this case (its `defaults:` part)."""
+    expect = Expect()
+    for assertion, inherited in assertions:
+        if not inherited:
+            continue
+        context.inherited = True
+        try:
+            map_assertion(assertion, expect, context)
+        except NeedsPerson as exc:
+            if len(exc.args) > 1:
+                expect.custom.append(exc.args[1])
+    return expect.build()[0]
+
+
+def _contexts(variables: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str] | None:
+    """promptfoo's `context` var as the case input's `contexts`, for the RAG checks."""
+    if not {"faithfulness", "context_recall", "context_precision"} & set(expect):
+        return None
+    context = variables.get("context")
+    if isinstance(context, str):
+        return [context]
+    if isinstance(context, list) and all(isinstance(item, str) for item in context):
+        return list(context)
+    return None
+
+
 def draft_cases(
     test: Mapping[str, Any],
     report: Report,
@@ -233,8 +306,8 @@ def draft_cases(
 ) -> list[Draft]:
     _test_needs(test, report, context)
     variables = test.get("vars") or {}
-    if isinstance(variables, str):
-        variables = context.folder.document(variables, None, f"test {report.number} vars")
+    if isinstance(variables, str | list):
+        variables = _vars_files(variables, path, context.folder, report)
     if not isinstance(variables, dict):
         raise problem_at(
             path, line_at(test, "vars"), f"test {report.number}: vars must be a mapping"
@@ -284,22 +357,36 @@ def draft_cases(
                 if len(exc.args) > 1:
                     expect.custom.append(exc.args[1])
         built, notes = expect.build()
+        default_part = _inherited_expect(assertions, context) if test.get("_inherited") else {}
         if number == 1:
             report.assertions, report.assertions_mapped = len(assertions), mapped
             report.mapped.extend(described)
             report.needs.extend(needs)
             report.notes.extend(notes)
+        own_extra = extra
         if not built:
-            report.skipped.append(
-                "no assertion became a check, and a casegate case needs at least one"
-                if assertions
-                else "it has no assertion (promptfoo runs it for a person to read); a casegate "
-                "case needs at least one check"
-            )
-            return []
+            # promptfoo shows such an output for a person to read (or judges it with
+            # something casegate lacks): a draft case that fails until a person gives it a check
+            built = {"check": context.stubs.draft()}
+            own_extra = {**extra, "tags": [*extra.get("tags", []), DRAFT_TAG]}
+            if number == 1:
+                report.needs.append(
+                    "a draft case: "
+                    + (
+                        "no assertion became a check"
+                        if assertions
+                        else "the test has no assertion (promptfoo shows its output for a person "
+                        "to read)"
+                    )
+                    + f"; its check `{built['check']}` fails until a person writes one "
+                    f"(tag `{DRAFT_TAG}`)"
+                )
+        contexts = _contexts(prepared, built)
+        if contexts is not None:
+            prepared = {**prepared, "contexts": contexts}
         if number == 1:
             report.became = shown_value(built, 600)
-        drafts.append(Draft("", prepared, built, extra, report))
+        drafts.append(Draft("", prepared, built, own_extra, report, inherited=default_part))
         if len(combos) > 1 and number == 1:
             report.notes.append(f"its array vars run as {len(combos)} cases, one per combination")
     return drafts

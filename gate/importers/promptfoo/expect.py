@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+#: llm-rubric's score is in [0, 1]: casegate's graded judge grades 0 to 10, normalised
+RUBRIC_SCALE = "0-10"
+
 
 @dataclass
 class _Text:
@@ -35,6 +38,8 @@ class Expect:
     min_words: int | None = None
     max_words: int | None = None
     rubrics: list[str] = field(default_factory=list)
+    #: an `llm-rubric` with a threshold: the graded judge (one per case)
+    rubric_threshold: float | None = None
     custom: list[str] = field(default_factory=list)
     starts: list[str] = field(default_factory=list)
     #: `contains-json` (JSON inside prose) rather than `is-json` (the whole output)
@@ -110,6 +115,8 @@ class Expect:
                 )
                 notes.append(f"{len(self.rubrics)} llm-rubric assertions became one judge rubric")
             expect["judge"] = {"rubric": rubric}
+            if self.rubric_threshold is not None:
+                expect["judge"].update(scale=RUBRIC_SCALE, threshold=self.rubric_threshold)
         if self.custom:
             expect["check"] = self.custom[0] if len(self.custom) == 1 else list(self.custom)
         if self.extract_json:

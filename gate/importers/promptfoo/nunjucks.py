@@ -35,6 +35,18 @@ class Template:
     notes: list[str] = field(default_factory=list)
 
 
+#: `{% for a, b in x %}`: nunjucks iterates a mapping's pairs, Jinja2 needs `x.items()`
+_PAIR_LOOP = re.compile(r"\{%(-?)\s*for\s+(\w+)\s*,\s*(\w+)\s+in\s+([A-Za-z_][\w.]*)\s*(-?)%\}")
+
+
+def _pairs(match: re.Match[str]) -> str:
+    left, key, value, source, right = match.groups()
+    return (
+        f"{{%{left} for {key}, {value} in ({source}.items() if {source} is mapping "
+        f"else {source}) {right}%}}"
+    )
+
+
 def port_template(source: str, what: str) -> Template:
     """A promptfoo (nunjucks) template as a casegate (Jinja2) one, with what did not port."""
     ported = Template(source)
@@ -55,6 +67,12 @@ def port_template(source: str, what: str) -> Template:
             "as \\u003c, \\u003e, \\u0026, \\u0027)"
         )
         filters.discard("dump")
+    if _PAIR_LOOP.search(ported.source):
+        ported.source = _PAIR_LOOP.sub(_pairs, ported.source)
+        ported.notes.append(
+            f"{what}: nunjucks `for key, value in mapping` became Jinja2's `.items()` (a "
+            "list of pairs is iterated as before)"
+        )
     tests = {node.name for node in tree.find_all(jinja2.nodes.Test)}
     unknown = sorted((filters - set(_JINJA.filters)) | (tests - set(_JINJA.tests)))
     if not unknown:

@@ -112,24 +112,41 @@ class Folder:
         except UnicodeDecodeError as exc:
             raise problem_at(shown, line, f"{path} is not UTF-8 text ({exc.reason})") from None
 
-    def paths(self, reference: str, line: int | None, what: str) -> list[Path]:
-        """The files a `file://` reference names (globs allowed), all inside the folder."""
-        name = reference.removeprefix("file://")
-        if not name or Path(name).is_absolute() or name.startswith("~"):
+    def paths(
+        self, reference: str, line: int | None, what: str, base: Path | None = None
+    ) -> list[Path]:
+        """The files a `file://` reference names (globs allowed), all inside the folder.
+        `base`: the folder it is relative to (a test file's), itself inside; else the root."""
+        name = self._name(reference, line, what)
+        start = self.root if base is None else base.resolve()
+        if not start.is_relative_to(self.root):
             raise self._outside(reference, line, what)
         if any(char in name for char in "*?["):
             try:
-                found = sorted(p for p in self.root.glob(name) if p.is_file())
-            except (ValueError, OSError) as exc:
+                found = sorted(p for p in start.glob(name) if p.is_file())
+            except (ValueError, OSError, NotImplementedError) as exc:
                 raise problem_at(self.config, line, f"{what}: {reference!r}: {exc}") from None
         else:
-            found = [self.root / name]
+            found = [start / name]
         for path in found:
             if not path.resolve().is_relative_to(self.root):
                 raise self._outside(reference, line, what)
         if not found or not all(path.is_file() for path in found):
             raise problem_at(self.config, line, f"{what}: {reference!r} names no file")
         return found
+
+    def _name(self, reference: str, line: int | None, what: str) -> str:
+        name = reference.removeprefix("file://")
+        if not name or Path(name).is_absolute() or name.startswith("~"):
+            raise self._outside(reference, line, what)
+        return name
+
+    def inside(self, reference: str, line: int | None, what: str) -> None:
+        """Refuse a reference that leaves the folder, whether or not the file exists (one the
+        import skips, such as a media file, is refused the same way as one it reads)."""
+        target = (self.root / self._name(reference, line, what)).resolve()
+        if not target.is_relative_to(self.root):
+            raise self._outside(reference, line, what)
 
     def _outside(self, reference: str, line: int | None, what: str) -> PromptfooError:
         return problem_at(

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate import checks
 from gate.errors import SystemCallError
-from gate.importers.promptfoo.assertions import Context, Stubs, service_pins
-from gate.importers.promptfoo.cases import Draft, Report, check_shape, draft_cases, merge_default
+from gate.importers.promptfoo.assertions import Context, Stubs
+from gate.importers.promptfoo.cases import (
+    DRAFT_TAG,
+    Draft,
+    Report,
+    check_shape,
+    draft_cases,
+    merge_default,
+)
 from gate.importers.promptfoo.common import JUDGE_STUB, SEMANTICS, PromptfooError
 from gate.importers.promptfoo.js import slug_of
 from gate.importers.promptfoo.nunjucks import Template
@@ -31,7 +38,10 @@ from gate.importers.promptfoo.reading import (
     problem_at,
     resolve_ref,
 )
+from gate.importers.promptfoo.scores import build_problem, service_pins, uses_judge
 from gate.importers.promptfoo.sensitive import Endpoint
+from gate.importers.promptfoo.splitting import split_defaults
+from gate.importers.promptfoo.tables import tests_in_csv
 from gate.importers.promptfoo.withheld import withheld
 from gate.importers.promptfoo.writing import (
     Variant,
@@ -62,6 +72,8 @@ class Outcome:
     settings_mapped: int = 0
     #: said on stderr as the import ends: what was dropped or left out, never a value
     warnings: list[str] = field(default_factory=list)
+    #: cases written for tests with no check (tagged `draft`), which fail until given one
+    drafts: int = 0
 
     def summary_line(self) -> str:
         return (
@@ -86,6 +98,22 @@ def _load_tests(config: Mapping[str, Any], folder: Folder) -> list[tuple[Any, Pa
     entries = raw if isinstance(raw, list) else [raw]
     tests: list[tuple[Any, Path, Any]] = []
     for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and "vars" not in entry:
+            entry = entry["path"]  # `{path, config}`: a generator's file and its options
+        if isinstance(entry, str) and re.match(r"(?i)(huggingface|https?)://", entry):
+            raise problem_at(
+                folder.config,
+                line,
+                f"tests: {entry[:120]!r} is a remote dataset, and casegate import reads local "
+                "files only: save its rows as CSV or JSONL beside the config and name that file",
+            )
+        if isinstance(entry, str) and re.search(r"\.(py|[cm]?[jt]s)(:\w+)?$", entry):
+            raise problem_at(
+                folder.config,
+                line,
+                f"tests: {entry[:120]!r} is a program that generates the tests, and casegate "
+                "never runs a config's code: run it, save its tests as YAML and name that file",
+            )
         if isinstance(entry, str):
             for path in folder.paths(entry, line, "tests"):
                 tests.extend(_tests_in_file(path, folder, line))
@@ -97,12 +125,18 @@ def _load_tests(config: Mapping[str, Any], folder: Folder) -> list[tuple[Any, Pa
 
 
 def _tests_in_file(path: Path, folder: Folder, line: int | None) -> list[tuple[Any, Path, Any]]:
+    if path.suffix == ".csv":
+        return [(test, path, test) for test in tests_in_csv(path, folder, folder.config, line)]
     if path.suffix not in (".yaml", ".yml", ".json", ".jsonl"):
         raise problem_at(
             folder.config,
             line,
-            f"tests: {path.name}: only YAML, JSON and JSONL test files are imported "
-            "(convert CSV and spreadsheets to YAML first)",
+            f"tests: {path.name}: only CSV, YAML, JSON and JSONL test files are imported "
+            + (
+                "(save the sheet as CSV: casegate reads no spreadsheet)"
+                if path.suffix in (".xlsx", ".xls", ".ods")
+                else "(tests a program generates need a person: run it, save its tests as YAML)"
+            ),
         )
     text = folder.text(path, folder.config, line)
     if path.suffix == ".jsonl":
@@ -142,9 +176,11 @@ def _validated(draft: Draft, templates: Sequence[Template]) -> str | None:
     try:
         loaded = load_yaml(dump_yaml(record))
         case = Case.model_validate(loaded)
-        checks.build(case.expect)
-    except (YamlSyntaxError, ValueError, checks.CheckSpecError) as exc:
+    except (YamlSyntaxError, ValueError) as exc:
         return " ".join(str(exc).split())[:300]
+    problem = build_problem(case.expect)
+    if problem:
+        return " ".join(problem.split())[:300]
     if "messages" in case.input:
         return "a var named `messages` would be sent as the whole conversation in casegate"
     for template in templates:
@@ -328,9 +364,10 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         )
 
     suite_needs, suite_notes = _config_problems(document)
-    uses_judge = any("judge" in draft.expect for draft in drafts)
-    pin = _judge_pin(judges, suite_notes, inherited) if uses_judge else None
+    judged = any(uses_judge(draft.expect) for draft in drafts)
+    pin = _judge_pin(judges, suite_notes, inherited) if judged else None
     services = service_pins([draft.expect for draft in drafts])
+    defaults = split_defaults(drafts, suite_notes)
     reached = [e for p in providers for e in p.endpoints] + (pin.endpoints if pin else [])
     loose = [endpoint for endpoint in inherited if endpoint not in reached]
     files = suite_files(
@@ -344,6 +381,7 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         services,
         folder.scrubber,
         loose,
+        defaults,
     )
     left_out = withheld(variants, pin, inherited, loose, folder.scrubber)
     files["MIGRATION.md"] = migration_notes(
@@ -373,6 +411,7 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         settings=left_out.settings,
         settings_mapped=left_out.settings_mapped,
         warnings=[folder.scrubber.mask_text(line) for line in left_out.warnings()],
+        drafts=sum(DRAFT_TAG in draft.extra.get("tags", ()) for draft in drafts),
     )
     for warning in outcome.warnings:  # as gate.suite.project does: the command prints the rest
         print(f"casegate: warning: {warning}", file=sys.stderr)

@@ -41,6 +41,7 @@ from gate.importers.promptfoo.sensitive import (
     names_secret,
     names_variable,
 )
+from gate.importers.promptfoo.stubfiles import SYSTEMS_MODULE_TEXT, checks_module
 from gate.suite.judgepin import model_family
 from gate.yamlfile import printable
 
@@ -85,6 +86,7 @@ def suite_files(
     services: Mapping[str, Any],
     scrubber: Scrubber,
     loose: Sequence[Endpoint] = (),
+    defaults: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """Every file but MIGRATION.md; any remembered secret value masked in all of them.
     `loose`: endpoints that reach no system, commented out at the end of `casegate.yml`."""
@@ -98,23 +100,26 @@ def suite_files(
             prompt_files[system] = f"prompts/{name}.md"
         variant.prompt_file = prompt_files.get(system) if system is not None else None
         files[variant.config_name] = _config_text(
-            suite, variant, cases_file, pin, samples, config_path, services, scrubber
+            suite, variant, cases_file, pin, samples, config_path, services, scrubber, defaults
         )
     if loose:
         files["casegate.yml"] += _commented_endpoints(loose, None, None, known=False, indent="")
     for text, name in prompt_files.items():
         text = scrubber.mask_text(text)
         files[name] = text if text.endswith("\n") else text + "\n"
-    records = [{"id": d.id, "input": d.input, "expect": d.expect, **d.extra} for d in drafts]
+    records = [
+        {"id": d.id, "input": d.input, **({"expect": d.expect} if d.expect else {}), **d.extra}
+        for d in drafts
+    ]
     files[cases_file] = (
         f"# Imported from promptfoo ({config_path.name}) by `casegate import promptfoo`, "
         f"following {SEMANTICS}.\n# MIGRATION.md says, per test, what was mapped and what "
         "needs a person.\n" + dump_yaml(scrubber.mask(records))
     )
     if stubs:
-        files[f"{CHECKS_MODULE}.py"] = scrubber.mask_text(_checks_module(stubs))
+        files[f"{CHECKS_MODULE}.py"] = scrubber.mask_text(checks_module(stubs))
     if any(not variant.provider.known for variant in variants):
-        files[f"{SYSTEMS_MODULE}.py"] = _SYSTEMS_MODULE_TEXT
+        files[f"{SYSTEMS_MODULE}.py"] = SYSTEMS_MODULE_TEXT
     return files
 
 
@@ -127,6 +132,7 @@ def _config_text(
     config_path: Path,
     services: Mapping[str, Any],
     scrubber: Scrubber,
+    defaults: Mapping[str, Any] | None = None,
 ) -> str:
     provider, prompt = variant.provider, variant.prompt
     system: dict[str, Any] = {"name": provider.label, **provider.system}
@@ -159,6 +165,8 @@ def _config_text(
     system["message"] = prompt.message.source
     data: dict[str, Any] = {"suite": suite, "cases": cases_file}
     rest: dict[str, Any] = {"samples": samples} if samples else {}
+    if defaults:
+        rest["defaults"] = {"expect": dict(defaults)}
     rest.update(
         {
             "mode": "replay",
@@ -266,68 +274,6 @@ def _yaml_line(key: str, value: str) -> str:
     return text if "\n" not in text else f"{key}: {json.dumps(value)}"
 
 
-def _comment(text: str) -> list[str]:
-    return [f"    # {printable(line)}".rstrip() for line in text.splitlines() or [""]]
-
-
-def _checks_module(stubs: Sequence[Stub]) -> str:
-    lines = [
-        '"""Custom checks for the `javascript` and `python` assertions imported from promptfoo.',
-        "",
-        "casegate never runs promptfoo's code: each check below fails, saying so, until a",
-        "person ports it. A check receives the output text and the case, and returns a bool",
-        'or (bool, reason); see "Checks" in casegate\'s README.',
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "from typing import Any",
-    ]
-    for stub in stubs:
-        verdict = (
-            "passes when it returns a score ≥ threshold"
-            if stub.threshold is not None
-            else ("passes when it returns true, a score > 0 or {pass: true}")
-        )
-        if stub.inverse:
-            verdict += "; as `not-…`, the verdict is inverted"
-        if stub.transform is not None:
-            verdict += f"; `output` is the output after `transform: {stub.transform}`"
-        reason = (
-            f"not migrated: {stub.kind} assertion of promptfoo {stub.test}; port {stub.function}"
-        )
-        lines += [
-            "",
-            "",
-            f"def {stub.function}(output: str, case: Any) -> tuple[bool, str]:",
-            *_comment(f"promptfoo {stub.test}, `{stub.kind}` ({verdict}):"),
-            *_comment(stub.code),
-            f"    return (False, {reason!r})",
-        ]
-    return "\n".join(lines) + "\n"
-
-
-_SYSTEMS_MODULE_TEXT = '''"""A stub system under test, for a promptfoo provider casegate lacks.
-
-Write `not_migrated`, or point `system.target` at your own callable: it receives the case
-input and the resolved system mapping (the promptfoo provider id and its config, secrets
-and endpoints left out, are under `promptfoo_provider` and `promptfoo_config`; the
-endpoints are commented out beside them) and returns the output.
-"""
-
-from __future__ import annotations
-
-from typing import Any
-
-
-def not_migrated(case_input: dict[str, Any], system: dict[str, Any]) -> str:
-    raise NotImplementedError(
-        f"not migrated: promptfoo provider {system.get('promptfoo_provider')!r} has no casegate "
-        "adapter; write promptfoo_systems.not_migrated, or use provider openai or anthropic"
-    )
-'''
-
-
 def migration_notes(
     config_path: Path,
     suite: str,
@@ -426,11 +372,10 @@ def _suite_lines(
             "message text and the calls are judged by `tool_called`, `tool_sequence` and "
             "`tool_args`: review the text assertions of tests that expect a tool call"
         )
-    if default.get("assert") or default.get("vars"):
+    if default.get("vars"):
         yield (
-            "`defaultTest`: casegate has no suite defaults yet, so its vars and its "
-            f"{len(default.get('assert') or [])} assertion(s) were written into every case "
-            '(marked "from defaultTest" below)'
+            "`defaultTest`: its vars were written into every case's input (casegate's "
+            "`defaults:` holds checks, tags and samples, not input)"
         )
     if pin is not None:
         yield (
