@@ -15,6 +15,7 @@ from gate import checks
 from gate.importers.promptfoo.common import CHECKS_MODULE, PROMPTFOO_VERSION, NeedsPerson
 from gate.importers.promptfoo.expect import RUBRIC_SCALE, Expect, _all_of, _any_of, _Text
 from gate.importers.promptfoo.js import js_string, plain, shown_value, split_values
+from gate.importers.promptfoo.jsshapes import map_javascript
 from gate.importers.promptfoo.nunjucks import render_value
 from gate.importers.promptfoo.reading import Folder, Yaml12Loader
 from gate.importers.promptfoo.scores import MEASURED, RAG, map_rag, threshold_of
@@ -155,6 +156,26 @@ def _file_value(value: Any, context: Context, what: str) -> Any:
 
 def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context) -> str:
     """Add one assertion's checks to `expect`; returns what it became, or raises NeedsPerson."""
+    kind = str(assertion.get("type", "")).removeprefix("not-")
+    own = assertion.get("transform")
+    transform = own or context.transform
+    if transform is None or kind in CODE_KINDS or not _TRIM.fullmatch(str(transform)):
+        return _map_one(assertion, expect, context)
+    # The one transform casegate has: white space off both ends.
+    inherited, context.transform = context.transform, None
+    try:
+        plain_assertion = {key: value for key, value in assertion.items() if key != "transform"}
+        described = _map_one(plain_assertion, expect, context)
+    finally:
+        context.transform = inherited
+    expect.strip = True
+    return described + (
+        "; `transform: output.trim()` became `normalize: [strip]`"
+        + ("" if own is None else " (which every text check of the case reads)")
+    )
+
+
+def _map_one(assertion: Mapping[str, Any], expect: Expect, context: Context) -> str:
     kind = str(assertion.get("type", ""))
     inverse = kind.startswith("not-")
     base = kind.removeprefix("not-")
@@ -171,7 +192,23 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
             "casegate judges the output text as it is"
         )
     if base in CODE_KINDS:
-        return _stub(assertion, kind, inverse, context)
+        code = assertion.get("value")
+        simple = (
+            map_javascript(code, inverse, expect)
+            if base == "javascript"
+            and isinstance(code, str)
+            and transform is None
+            and assertion.get("threshold") is None
+            else None
+        )
+        if simple is None:
+            return _stub(assertion, kind, inverse, context)
+        return f"`javascript` {shown_value(code, 120)} → {simple}" + (
+            " (JavaScript counts UTF-16 code units, casegate characters: they differ only "
+            "past U+FFFF, emoji among them)"
+            if "_chars" in simple
+            else ""
+        )
     if base not in _MAPPED or (inverse and base not in _INVERTIBLE):
         # before its value is read: a `file://x.rb:fn` of an unknown kind names code, not data
         raise NeedsPerson(f"casegate has no check for `{kind}`")
@@ -244,6 +281,8 @@ def map_assertion(assertion: Mapping[str, Any], expect: Expect, context: Context
     return MEASURED[base](assertion, value, expect)
 
 
+#: the one `transform` casegate has: white space off both ends (`normalize: [strip]`)
+_TRIM = re.compile(r"\s*(?:output|String\(output\))\.trim\(\)\s*;?\s*")
 #: assertions whose value is code casegate never runs: each becomes a stub check
 CODE_KINDS = ("javascript", "python", "ruby")
 #: what map_assertion maps (with `not-` where _INVERTIBLE says)

@@ -37,7 +37,11 @@ class Expect:
     json: bool = False
     min_words: int | None = None
     max_words: int | None = None
+    min_chars: int | None = None
+    max_chars: int | None = None
     rubrics: list[str] = field(default_factory=list)
+    #: `transform: output.trim()`: every text check reads the output stripped
+    strip: bool = False
     #: an `llm-rubric` with a threshold: the graded judge (one per case)
     rubric_threshold: float | None = None
     custom: list[str] = field(default_factory=list)
@@ -56,8 +60,8 @@ class Expect:
         notes: list[str] = []
         lowered = bool(self.texts) and all(t.insensitive for t in self.texts)
         patterns, forbidden = list(self.patterns), list(self.forbidden)
-        if lowered:
-            expect["normalize"] = ["lower"]
+        if lowered or self.strip:
+            expect["normalize"] = ["strip"] * self.strip + ["lower"] * lowered
         mixed = [t for t in self.texts if t.insensitive and not lowered]
         if mixed:
             notes.append(
@@ -107,6 +111,10 @@ class Expect:
             expect["min_words"] = self.min_words
         if self.max_words is not None:
             expect["max_words"] = self.max_words
+        if self.min_chars is not None:
+            expect["min_chars"] = self.min_chars
+        if self.max_chars is not None:
+            expect["max_chars"] = self.max_chars
         if self.rubrics:
             rubric = self.rubrics[0]
             if len(self.rubrics) > 1:
