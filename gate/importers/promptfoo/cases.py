@@ -60,7 +60,13 @@ class Draft:
 
 
 _TEST_KEYS = {"description", "vars", "assert", "threshold", "metadata", "options", "weight"}
-_HANDLED_OPTIONS = {"disableDefaultAsserts", "provider", "runSerially", "transform"}
+_HANDLED_OPTIONS = {
+    "disableDefaultAsserts",
+    "disableVarExpansion",
+    "provider",
+    "runSerially",
+    "transform",
+}
 
 
 _TEST_SHAPES: dict[str, tuple[type, ...]] = {
@@ -330,7 +336,8 @@ def draft_cases(
     if isinstance(weight, int | float) and not isinstance(weight, bool) and 0 < weight < math.inf:
         extra["weight"] = weight
     drafts: list[Draft] = []
-    combos = _combinations(variables)
+    options: Mapping[str, Any] = test["options"] if isinstance(test.get("options"), dict) else {}
+    combos = [dict(variables)] if options.get("disableVarExpansion") else _combinations(variables)
     if not combos:
         report.skipped.append(
             f"its array vars make more than {MAX_COMBINATIONS:,} combinations; write the cases "
