@@ -364,6 +364,14 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         )
 
     suite_needs, suite_notes = _config_problems(document)
+    draft_count = sum(DRAFT_TAG in draft.extra.get("tags", ()) for draft in drafts)
+    if draft_count:
+        suite_needs.append(
+            f"{draft_count} draft case(s), tagged `{DRAFT_TAG}`: promptfoo ran their tests with "
+            "no check casegate could take (most often none at all, for a person to read the "
+            "output). Each fails until a person writes its `expect`; `--tag "
+            f"{DRAFT_TAG}` picks them, `--tag '!{DRAFT_TAG}'` leaves them out until then"
+        )
     judged = any(uses_judge(draft.expect) for draft in drafts)
     pin = _judge_pin(judges, suite_notes, inherited) if judged else None
     services = service_pins([draft.expect for draft in drafts])
@@ -411,7 +419,7 @@ def import_promptfoo(config_path: Path, out: Path) -> Outcome:
         settings=left_out.settings,
         settings_mapped=left_out.settings_mapped,
         warnings=[folder.scrubber.mask_text(line) for line in left_out.warnings()],
-        drafts=sum(DRAFT_TAG in draft.extra.get("tags", ()) for draft in drafts),
+        drafts=draft_count,
     )
     for warning in outcome.warnings:  # as gate.suite.project does: the command prints the rest
         print(f"casegate: warning: {warning}", file=sys.stderr)
