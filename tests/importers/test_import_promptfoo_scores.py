@@ -202,7 +202,7 @@ def test_csv_similar_default_and_bad_rows(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("reference", "says"),
     [
-        ("tests.xlsx", "save the sheet as CSV"),
+        ("tests.xls", "casegate reads no older spreadsheet format"),
         ("huggingface://datasets/x/y", "is a remote dataset"),
         ("https://docs.google.com/spreadsheets/d/abc", "is a remote dataset"),
         ("file://make_tests.py:generate", "is a program that generates the tests"),
@@ -213,7 +213,7 @@ def test_test_sources_casegate_cannot_read_say_what_to_do(
 ) -> None:
     folder = tmp_path / "pf"
     folder.mkdir()
-    (folder / "tests.xlsx").write_bytes(b"PK\x03\x04\x00")
+    (folder / "tests.xls").write_bytes(b"\xd0\xcf\x11\xe0")
     config = write_config(folder, HEAD + f"tests: '{reference}'\n")
     with pytest.raises(CasegateError, match=says):
         import_promptfoo(config, tmp_path / "out")
@@ -442,4 +442,130 @@ def test_a_reference_that_leaves_the_config_folder_is_never_read(
     message = str(refused.value)
     assert "is refused: casegate import reads only files inside the config's folder" in message
     assert "SECRET" not in message
+    assert not (tmp_path / "out").exists()
+
+
+# --- spreadsheets ---------------------------------------------------------------------------
+
+_MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def workbook(sheets: dict[str, list[list[Any]]], extra: dict[str, bytes] | None = None) -> bytes:
+    """A minimal .xlsx: text in shared strings (the first sheet) or inline (the others),
+    numbers as numbers, an empty string as a missing cell."""
+    import io
+    import zipfile
+
+    strings: list[str] = []
+    parts: dict[str, str] = {}
+    for index, (_name, rows) in enumerate(sheets.items(), start=1):
+        cells_xml = []
+        for r, row in enumerate(rows, start=1):
+            cells = []
+            for c, value in enumerate(row):
+                ref = f"{chr(65 + c)}{r}"
+                if value == "":
+                    continue
+                if isinstance(value, int | float):
+                    cells.append(f'<c r="{ref}"><v>{value}</v></c>')
+                elif index == 1:
+                    strings.append(value)
+                    cells.append(f'<c r="{ref}" t="s"><v>{len(strings) - 1}</v></c>')
+                else:
+                    cells.append(f'<c r="{ref}" t="inlineStr"><is><t>{value}</t></is></c>')
+            cells_xml.append(f'<row r="{r}">{"".join(cells)}</row>')
+        parts[f"xl/worksheets/sheet{index}.xml"] = (
+            f'<worksheet xmlns="{_MAIN_NS}"><sheetData>{"".join(cells_xml)}</sheetData></worksheet>'
+        )
+    names = "".join(
+        f'<sheet name="{name}" sheetId="{i}" r:id="rId{i}"/>'
+        for i, name in enumerate(sheets, start=1)
+    )
+    parts["xl/workbook.xml"] = (
+        f'<workbook xmlns="{_MAIN_NS}" xmlns:r="{_R_NS}"><sheets>{names}</sheets></workbook>'
+    )
+    rels = "".join(
+        f'<Relationship Id="rId{i}" Target="worksheets/sheet{i}.xml" Type="x"/>'
+        for i in range(1, len(sheets) + 1)
+    )
+    parts["xl/_rels/workbook.xml.rels"] = (
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        f"{rels}</Relationships>"
+    )
+    parts["xl/sharedStrings.xml"] = (
+        f'<sst xmlns="{_MAIN_NS}">' + "".join(f"<si><t>{s}</t></si>" for s in strings) + "</sst>"
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in parts.items():
+            archive.writestr(name, text)
+        for name, data in (extra or {}).items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_xlsx_tests_read_like_csv_rows_from_the_chosen_sheet(tmp_path: Path) -> None:
+    folder = tmp_path / "pf"
+    folder.mkdir()
+    header = ["query", "context", "__expected", "__description"]
+    (folder / "tests.xlsx").write_bytes(
+        workbook(
+            {
+                "First": [
+                    header,
+                    ["Capital?", "Paris", "contains: Paris", "capital"],
+                    [2, 4, 6, ""],
+                ],
+                "Second": [header, ["Sum?", "n/a", "rouge-n(0.5): two", ""], ["", "", "", ""]],
+            }
+        )
+    )
+    config = write_config(folder, HEAD + "tests: file://tests.xlsx\n")
+    _, cases, _, migration = imported(config, tmp_path / "out")
+    assert cases["capital"]["input"] == {"query": "Capital?", "context": "Paris"}
+    assert cases["capital"]["expect"] == {"contains": "Paris"}
+    # A number stays a number in a var; `__expected` reads it as text (`equals`).
+    assert cases["row-2"]["input"] == {"query": 2, "context": 4}
+    assert cases["row-2"]["expect"] == {"equals": "6"}
+    assert "tests.xlsx:3" in migration  # the sheet's row
+
+    config = write_config(folder, HEAD + "tests: file://tests.xlsx#Second\n")
+    _, cases, _, _ = imported(config, tmp_path / "out2")
+    assert list(cases) == ["row-1"]  # the blank row is no test
+    assert cases["row-1"]["expect"] == {"rouge_n": {"to": "two", "n": 1, "threshold": 0.5}}
+
+    config = write_config(folder, HEAD + "tests: file://tests.xlsx#Third\n")
+    with pytest.raises(CasegateError, match=r"no sheet 'Third' \(it has: First, Second\)"):
+        import_promptfoo(config, tmp_path / "out3")
+
+
+def test_an_xlsx_that_declares_entities_or_unpacks_huge_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "pf"
+    folder.mkdir()
+    config = write_config(folder, HEAD + "tests: file://tests.xlsx\n")
+    laughs = (
+        b'<?xml version="1.0"?><!DOCTYPE s [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;">]>'
+        b'<sst xmlns="' + _MAIN_NS.encode() + b'"><si><t>&b;</t></si></sst>'
+    )
+    book = workbook({"S": [["q", "__expected"], ["a", "b"]]})
+    import io
+    import zipfile
+
+    patched = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(book)) as original, zipfile.ZipFile(patched, "w") as out:
+        for item in original.infolist():
+            data = laughs if item.filename == "xl/sharedStrings.xml" else original.read(item)
+            out.writestr(item.filename, data)
+    (folder / "tests.xlsx").write_bytes(patched.getvalue())
+    with pytest.raises(CasegateError, match="declares a DOCTYPE"):
+        import_promptfoo(config, tmp_path / "out")
+
+    huge = workbook({"S": [["q"], ["a"]]}, extra={"xl/media/big.bin": b"0" * (21 * 2**20)})
+    (folder / "tests.xlsx").write_bytes(huge)
+    with pytest.raises(CasegateError, match="unpacks past 20 MB"):
+        import_promptfoo(config, tmp_path / "out")
+    (folder / "tests.xlsx").write_bytes(b"not a zip at all")
+    with pytest.raises(CasegateError, match=r"tests.xlsx: not a readable .xlsx workbook"):
+        import_promptfoo(config, tmp_path / "out")
     assert not (tmp_path / "out").exists()

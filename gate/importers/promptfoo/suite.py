@@ -41,7 +41,7 @@ from gate.importers.promptfoo.reading import (
 from gate.importers.promptfoo.scores import build_problem, service_pins, uses_judge
 from gate.importers.promptfoo.sensitive import Endpoint
 from gate.importers.promptfoo.splitting import split_defaults
-from gate.importers.promptfoo.tables import tests_in_csv
+from gate.importers.promptfoo.tables import tests_in_csv, tests_in_xlsx
 from gate.importers.promptfoo.withheld import withheld
 from gate.importers.promptfoo.writing import (
     Variant,
@@ -115,8 +115,9 @@ def _load_tests(config: Mapping[str, Any], folder: Folder) -> list[tuple[Any, Pa
                 "never runs a config's code: run it, save its tests as YAML and name that file",
             )
         if isinstance(entry, str):
+            entry, _, sheet = entry.partition("#") if ".xlsx#" in entry else (entry, "", "")
             for path in folder.paths(entry, line, "tests"):
-                tests.extend(_tests_in_file(path, folder, line))
+                tests.extend(_tests_in_file(path, folder, line, sheet or None))
         elif isinstance(entry, dict):
             tests.append((entry, folder.config, config))
         else:
@@ -124,17 +125,21 @@ def _load_tests(config: Mapping[str, Any], folder: Folder) -> list[tuple[Any, Pa
     return tests
 
 
-def _tests_in_file(path: Path, folder: Folder, line: int | None) -> list[tuple[Any, Path, Any]]:
+def _tests_in_file(
+    path: Path, folder: Folder, line: int | None, sheet: str | None = None
+) -> list[tuple[Any, Path, Any]]:
     if path.suffix == ".csv":
         return [(test, path, test) for test in tests_in_csv(path, folder, folder.config, line)]
+    if path.suffix == ".xlsx":
+        return [(test, path, test) for test in tests_in_xlsx(path, sheet, path)]
     if path.suffix not in (".yaml", ".yml", ".json", ".jsonl"):
         raise problem_at(
             folder.config,
             line,
-            f"tests: {path.name}: only CSV, YAML, JSON and JSONL test files are imported "
+            f"tests: {path.name}: only CSV, XLSX, YAML, JSON and JSONL test files are imported "
             + (
-                "(save the sheet as CSV: casegate reads no spreadsheet)"
-                if path.suffix in (".xlsx", ".xls", ".ods")
+                "(save the sheet as .xlsx or CSV: casegate reads no older spreadsheet format)"
+                if path.suffix in (".xls", ".ods")
                 else "(tests a program generates need a person: run it, save its tests as YAML)"
             ),
         )

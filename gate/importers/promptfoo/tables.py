@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
 
+from gate.importers.promptfoo.js import js_string
 from gate.importers.promptfoo.reading import Folder, problem_at
+from gate.importers.promptfoo.sheets import rows_in_xlsx
 from gate.yamlfile import LineDict
 
 #: promptfoo's assertion types (its BaseAssertionTypesSchema), for `type(threshold): value`
@@ -156,7 +159,7 @@ def tests_in_csv(path: Path, folder: Folder, where: Path, line: int | None) -> l
     if header is None:
         return []
     header = [name.strip() for name in header]
-    tests: list[LineDict] = []
+    named: list[tuple[int, dict[str, Any]]] = []
     for number, (row_line, row) in enumerate(rows, start=1):
         if not any(cell.strip() for cell in row) and len(row) <= 1:
             continue  # a blank line
@@ -167,23 +170,39 @@ def tests_in_csv(path: Path, folder: Folder, where: Path, line: int | None) -> l
                 f"row {number} has {len(row)} fields, the header {len(header)} "
                 "(promptfoo refuses a CSV whose rows differ in length)",
             )
-        test = _test_of(dict(zip(header, row, strict=True)), path, row_line)
+        named.append((row_line, dict(zip(header, row, strict=True))))
+    return tests_of_rows(named, path)
+
+
+def tests_in_xlsx(path: Path, sheet: str | None, shown: Path) -> list[LineDict]:
+    """One promptfoo test per row of a spreadsheet's sheet (sheets.py reads it)."""
+    return tests_of_rows(rows_in_xlsx(path, sheet, shown), shown)
+
+
+def tests_of_rows(rows: list[tuple[int, dict[str, Any]]], path: Path) -> list[LineDict]:
+    tests: list[LineDict] = []
+    for number, (row_line, row) in enumerate(rows, start=1):
+        test = _test_of(row, path, row_line)
         test.setdefault("description", f"Row #{number}")
         test.line = row_line
         tests.append(test)
     return tests
 
 
-def _test_of(row: dict[str, str], path: Path, line: int) -> LineDict:
-    """promptfoo's testCaseFromCsvRow."""
-    variables: dict[str, str] = {}
+def _test_of(row: dict[str, Any], path: Path, line: int) -> LineDict:
+    """promptfoo's testCaseFromCsvRow (a spreadsheet's numbers read as text where it reads
+    text: the special columns)."""
+    variables: dict[str, Any] = {}
     asserts: list[dict[str, Any]] = []
     options: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     thresholds: dict[int, float] = {}
     test = LineDict()
-    for key, value in row.items():
-        if key.startswith("__expected"):
+    for key, cell in row.items():
+        value = js_string(cell) if key.startswith("__") else cell
+        if not key.startswith("__"):
+            variables[key] = cell
+        elif key.startswith("__expected"):
             if value.strip():
                 asserts.append(assertion_from_text(value.strip()))
         elif key in ("__prefix", "__suffix"):
@@ -192,10 +211,9 @@ def _test_of(row: dict[str, str], path: Path, line: int) -> LineDict:
             if value:
                 test["description"] = value
         elif key == "__threshold":
-            try:
-                test["threshold"] = float(value)
-            except ValueError:
-                test["threshold"] = value
+            threshold = _number(value)
+            if threshold:  # promptfoo keeps it only when it parses to a number other than 0
+                test["threshold"] = threshold
         elif key.startswith("__metadata:"):
             name = key.removeprefix("__metadata:")
             if name.endswith("[]") and value.strip():
@@ -206,10 +224,9 @@ def _test_of(row: dict[str, str], path: Path, line: int) -> LineDict:
         elif key.startswith("__config:"):
             index, threshold = _config_column(key, value, path, line)
             thresholds[index] = threshold
-        elif (key.startswith("__") and key[2:] in _SPECIAL) or key == "__metadata":
-            continue  # providerOutput, metric: nothing a case carries (said by the caller)
-        else:
-            variables[key] = value
+        else:  # __providerOutput, __metric: nothing a case carries; other `__` keys are vars
+            if key[2:] not in _SPECIAL and key != "__metadata":
+                variables[key] = cell
     for index, threshold in thresholds.items():
         if index < len(asserts):
             asserts[index]["threshold"] = threshold
@@ -221,6 +238,14 @@ def _test_of(row: dict[str, str], path: Path, line: int) -> LineDict:
     if metadata:
         test["metadata"] = metadata
     return test
+
+
+def _number(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _config_column(key: str, value: str, path: Path, line: int) -> tuple[int, float]:
