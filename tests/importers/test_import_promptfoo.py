@@ -491,7 +491,7 @@ tests:
       - {type: word-count, value: 3}
   - vars: {q: b}
     assert:
-      - {type: equals, value: {a: 1}}
+      - {type: not-equals, value: {a: 1}}
       - {type: not-is-json}
       - {type: contains, value: ''}
 """,

@@ -388,6 +388,42 @@ tests:
     assert written["test-2"]["expect"] == {"normalize": ["strip"], "equals": "B"}
 
 
+def test_equals_with_a_json_value_is_deep_equality(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "pf",
+        HEAD
+        + """
+tests:
+  - vars: {query: q, context: c}
+    assert:
+      - {type: equals, value: {city: Paris, tags: [a, 1]}}
+      - {type: is-json, value: {type: object, required: [city]}}
+""",
+    )
+    outcome, cases, _, _ = imported(config, tmp_path / "out")
+    assert cases["test-1"]["expect"] == {
+        "json_schema": {
+            "allOf": [
+                {"const": {"city": "Paris", "tags": ["a", 1]}},
+                {"type": "object", "required": ["city"]},
+            ]
+        }
+    }
+    assert outcome.assertions_mapped == 2
+    from gate import checks
+    from gate.checks.base import Subject
+
+    judges = checks.build(cases["test-1"]["expect"])
+    verdicts = {
+        text: all(v.ok for v in checks.evaluate(judges, Subject(text, {})))
+        for text in ('{"tags": ["a", 1], "city": "Paris"}', '{"city": "Paris", "tags": ["a"]}')
+    }
+    assert verdicts == {
+        '{"tags": ["a", 1], "city": "Paris"}': True,
+        '{"city": "Paris", "tags": ["a"]}': False,
+    }
+
+
 def test_nunjucks_loops_over_a_mappings_pairs_port_to_items(tmp_path: Path) -> None:
     config = write_config(
         tmp_path / "pf",

@@ -227,6 +227,12 @@ def _map_one(assertion: Mapping[str, Any], expect: Expect, context: Context) -> 
         expect.texts.append(_Text(requirement, needles, insensitive))
         return _described(kind, value, notes)
     if base == "equals":
+        if isinstance(value, dict | list) and not inverse and not expect.extract_json:
+            # promptfoo parses the output and compares it deeply: JSON Schema's `const`.
+            expect.schemas.append({"const": plain(value)})
+            return (
+                f"`equals` {shown_value(value, 120)} → `json_schema: {{const: …}}` (deep equality)"
+            )
         if isinstance(value, dict | list) or value is None:
             raise NeedsPerson("`equals` with a JSON value (deep equality) has no casegate check")
         expect.texts.append(_Text("not_equals" if inverse else "equals", [js_string(value)]))
