@@ -134,7 +134,7 @@ def measure(corpus: Path, show: int) -> int:
     print(
         f"tests imported as cases (in imported configs): {tests - _unwritten(skipped)} of "
         f"{tests}; mapped with nothing left to a person: {tests_mapped} of {tests} "
-        f"({_pct(tests_mapped, tests)}); draft cases (no assertion): {drafts}"
+        f"({_pct(tests_mapped, tests)}); draft cases (no check casegate could take): {drafts}"
     )
     _top("configs refused", refusals, show)
     _top("assertions not mapped, by type (`promptfoo` is a red-team grader)", unmapped, show)
