@@ -32,6 +32,8 @@ from gate.checks.figures import (
 )
 from gate.checks.graded import llm_judge, uses_judge
 from gate.checks.moderation import moderated_text, moderation
+from gate.checks.overlap import bleu, chrf, rouge_l, rouge_n, token_f1
+from gate.checks.retrieval import mrr, ndcg, retrieval_precision, retrieval_recall
 from gate.checks.similar import embedded_texts, embedding_reference, levenshtein, similar
 from gate.checks.structured import (
     citations,
@@ -65,6 +67,7 @@ from gate.checks.tools import (
     tool_not_called,
     tool_sequence,
 )
+from gate.checks.trajectory import trajectory
 from gate.errors import SystemCallError
 
 __all__ = [
@@ -128,6 +131,17 @@ REGISTRY: dict[str, Factory] = {
     "similar": similar,
     "levenshtein": levenshtein,
     "moderation": moderation,
+    # issue #23's deterministic metrics: overlap with a reference, retrieval, trajectories
+    "rouge_n": rouge_n,
+    "rouge_l": rouge_l,
+    "bleu": bleu,
+    "chrf": chrf,
+    "token_f1": token_f1,
+    "retrieval_recall": retrieval_recall,
+    "retrieval_precision": retrieval_precision,
+    "mrr": mrr,
+    "ndcg": ndcg,
+    "trajectory": trajectory,
 }
 
 MODIFIERS = {"normalize", "extract_json"}

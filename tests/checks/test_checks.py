@@ -846,6 +846,16 @@ ALL_CHECKS: dict[str, Any] = {
     "similar": {"to": "a b", "min": 0.5, "method": "lexical"},
     "levenshtein": {"to": "ab", "max": 2},
     "moderation": {"max_score": 0.5},
+    "rouge_n": {"to": "a b c", "n": 2, "threshold": 0.5},
+    "rouge_l": {"to": ["a b", "c"], "threshold": 0.5},
+    "bleu": {"to": "a b c d", "threshold": 0.3},
+    "chrf": {"to": ["ab", "cd"], "threshold": 0.5},
+    "token_f1": {"to": "a cat", "threshold": 0.5},
+    "retrieval_recall": {"expected": ["a"], "k": 2, "threshold": 1},
+    "retrieval_precision": {"expected": ["a", 7], "k": 3, "threshold": 0.3},
+    "mrr": {"expected": ["a"], "threshold": 0.5},
+    "ndcg": {"expected": ["a", "b"], "k": 5, "threshold": 0.7},
+    "trajectory": {"expected": ["t", "u"], "order": "exact", "forbidden": ["v"], "max_steps": 3},
     "normalize": ["strip", "lower", "collapse_whitespace"],
 }
 
