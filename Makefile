@@ -30,6 +30,22 @@ demo: $(RUNTIME)
 	@echo "--- the suite's committed history (history/support.jsonl):"
 	$(BIN)/casegate history trend
 
+# The agent example (examples/agent, README "Agent trajectories"): trajectory, retrieval and
+# overlap metrics on a scripted stand-in agent, replayed from its committed recordings (no
+# keys, no network); its "be fast" candidate drops a step and calls a forbidden tool.
+.PHONY: demo-agent
+AGENT := examples/agent
+AGENT_OUT ?= .casegate
+demo-agent: $(RUNTIME)
+	$(BIN)/casegate run -c $(AGENT)/casegate.yml --mode replay --out $(AGENT_OUT)/agent-results.json
+	@echo
+	@echo "--- the candidate agent (a 'be fast' prompt) against the committed baseline:"
+	$(BIN)/casegate run -c $(AGENT)/casegate.candidate.yml --mode replay --quiet \
+		--out $(AGENT_OUT)/agent-candidate.json
+	$(BIN)/casegate compare -c $(AGENT)/casegate.yml $(AGENT)/baseline.json \
+		$(AGENT_OUT)/agent-candidate.json --format text
+	@echo "('casegate gate' on this pair exits 1: block)"
+
 test: lint typecheck unit
 
 lint: $(STAMP)
