@@ -1,8 +1,8 @@
 """Word and character overlap with a reference: ROUGE, BLEU, chrF and SQuAD's token F1.
 
 Each takes `{to: reference or [references], threshold: 0.x}` and passes when its score,
-from 0 to 1, reaches the threshold. The libraries are the published references, imported
-only by a suite that uses them (every run imports this module):
+from 0 to 1, reaches the threshold. The libraries they use (sacrebleu, rapidfuzz) are
+imported only by a suite that uses them: every run imports this module.
 
 - `rouge_n` and `rouge_l`: the F-measure of ROUGE-N (n-grams counted with their repeats)
   and ROUGE-L (the longest common subsequence of words), computed here as Google's
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence, Sized
 from typing import Any
@@ -55,8 +56,9 @@ _WORD = re.compile(r"[^\W_]+")
 
 def rouge_words(text: str) -> list[str]:
     """ROUGE's words: rouge-score's own split (lower case, runs of letters and digits)
-    widened from ASCII to every script."""
-    return _WORD.findall(text.lower())
+    widened from ASCII to every script (composed first, so an accent typed as a combining
+    mark stays in its word)."""
+    return _WORD.findall(unicodedata.normalize("NFC", text).lower())
 
 
 # --- SQuAD's token F1 -----------------------------------------------------------------

@@ -57,6 +57,8 @@ class TestHandComputed:
         assert score("rouge_l", "日本語 です", "日本語 です") == 1.0
         # "déjà vu" vs "déjà vécu": déjà shared, 1 of 2 each side: F = 1/2
         assert score("rouge_n", "déjà vécu", "Déjà vu") == pytest.approx(1 / 2)
+        # an accent typed as a combining mark (e + U+0301) is the same word as "é"
+        assert score("rouge_n", "caf\u00e9 ouvert", "cafe\u0301 ouvert") == 1.0
 
     def test_bleu_exact_precisions_with_a_brevity_penalty(self) -> None:
         # Every n-gram of the 6-word output is in the 7-word reference: precisions 1,
