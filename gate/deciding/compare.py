@@ -20,6 +20,7 @@ from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.sampling import Sampling, sampling_of
+from gate.deciding.scores import ScoreAnalysis, analyse_scores
 from gate.errors import ResultsError
 from gate.judging.pairs import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults, missing_cost_reason
@@ -152,6 +153,9 @@ class Comparison:
     #: itself on them above judge.max_flip_rate (either side): noise, never a confident
     #: regression (gate.judging.consistency); kept out of `regressions`
     judge_noisy: list[str] = field(default_factory=list)
+    #: checks' scores compared case by case, and pass^k/pass@k (gate.deciding.scores; None:
+    #: neither run holds a score or a sampled case)
+    scores: ScoreAnalysis | None = None
 
     def critical(self, ids: list[str]) -> list[str]:
         return [i for i in ids if self.candidate_cases[i].critical]
@@ -339,6 +343,16 @@ def compare(
             lists["pass" if new.passed else "fail"].append(case_id)
     errors = sorted(lists["errors"] + [i for i in added if after[i].status == "error"])
     looks = analysis.design_of(candidate.config)
+    # Scores over every shared case of the same version, judge-noisy and in error too: a
+    # score the candidate lacks is a reason of the score rules, never left out quietly.
+    scores = analyse_scores(
+        baseline,
+        candidate,
+        comparable,
+        clusters_of(after.values(), candidate.config),
+        looks,
+        rule.min_pass_hat_k.k if rule is not None and rule.min_pass_hat_k is not None else None,
+    )
     judged = [i for i in comparable if after[i].status != "error" and before[i].status != "error"]
     # A drop only a judge that disagrees with itself explains is noise: it is listed on its
     # own and left out of every test and rate, so it can neither block nor hide in a mean.
@@ -397,6 +411,7 @@ def compare(
         sampling=sampling_of(baseline, candidate),
         judge_noisy=judge_noisy,
         replay=replay,
+        scores=scores,
     )
 
 

@@ -243,6 +243,10 @@ RULE_DIRECTIONS: dict[str, str] = {
     "max_cost_usd": "higher",
     "max_latency_p95_ms": "higher",
     "max_errors": "higher",
+    # The score rules (gate.deciding.scorerules): mappings and lists, so any change counts.
+    "max_mean_score_drop": "any",
+    "min_mean_score": "any",
+    "min_pass_hat_k": "any",
 }
 
 

@@ -9,6 +9,7 @@ from gate.deciding.compare import Comparison, judge_noise, rate_dropped
 from gate.deciding.heldoutrule import holdout_rule
 from gate.deciding.noise import level
 from gate.deciding.noise.analysis import NoiseAnalysis, verdicts
+from gate.deciding.scorerules import score_rules
 from gate.deciding.undecided import inconclusive_note
 from gate.results import EPSILON, CaseResult, summarise
 from gate.stats import binomial_upper, clopper_pearson_lower
@@ -175,6 +176,9 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
     notes.extend(held_out_notes)
     if held_out:
         reasons.append(Reason("holdout_max_drop", held_out))  # counts, never a case
+    scored = score_rules(comparison, rule, level.shares(rule, has_critical=has_critical))
+    reasons.extend(Reason(*found) for found in scored.reasons)
+    notes.extend(scored.notes)
     unverified = _unverified_critical(comparison)
     if unverified and rule.unverified_critical == "block":
         reasons.append(
@@ -210,6 +214,10 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             forced = analysis.shift_explained or analysis.suite_unreachable
             if rule.on_inconclusive == "block" or forced:
                 decision = "inconclusive"
+    if scored.undecided and not reasons:
+        # gate.deciding.scorerules keeps a fall `on_inconclusive: ship` lets pass in `notes`.
+        notes[:0] = scored.undecided
+        decision = "inconclusive"
     return Verdict(decision, reasons, notes)
 
 

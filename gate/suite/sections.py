@@ -4,10 +4,20 @@ puts them together, with the judge and service pins, into Config."""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+from pydantic_core import PydanticCustomError
 
 from gate.suite.defaults import MAX_SAMPLES
 
@@ -31,6 +41,25 @@ class SystemConfig(BaseModel):
     message: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(default=60.0, gt=0)
+
+
+#: a check's name as the gate's score rules name it (`similar`, `judge`, `python:fluency` …)
+CHECK_NAME = r"^[A-Za-z0-9_.:-]{1,100}$"
+
+
+class ScoreDrop(_Strict):
+    """One entry of `max_mean_score_drop`: the check whose scores it reads, and the largest
+    fall of their mean over the shared cases it lets ship (gate.deciding.scorerules)."""
+
+    check: str = Field(pattern=CHECK_NAME)
+    drop: float = Field(ge=0, le=1, allow_inf_nan=False)
+
+
+class PassHatK(_Strict):
+    """`min_pass_hat_k`: the suite's pass^k (every one of k samples passes) must reach `min`."""
+
+    k: int = Field(ge=1, le=MAX_SAMPLES, strict=True)
+    min: float = Field(ge=0, le=1, allow_inf_nan=False)
 
 
 class GateConfig(_Strict):
@@ -67,6 +96,62 @@ class GateConfig(_Strict):
     # A critical case judged on a recording the pull request added or changed that CI did
     # not seal (gate.produce.seal): blocks, or is named in the report's notes.
     unverified_critical: Literal["block", "warn"] = "warn"
+    # Scores (a check's number in [0, 1], gate.deciding.scorerules; None: off). One entry or a
+    # list of them: several checks are one Holm family at the score rule's share of `alpha`.
+    max_mean_score_drop: list[ScoreDrop] | None = None
+    #: per check, the floor of the candidate's mean score over the cases the baseline has
+    min_mean_score: dict[str, float] | None = None
+    min_pass_hat_k: PassHatK | None = None
+
+    @field_validator("max_mean_score_drop", mode="before")
+    @classmethod
+    def _one_or_more_drops(cls, value: Any) -> Any:
+        found = [value] if isinstance(value, dict) else value
+        if isinstance(found, list):
+            checks = [item.get("check") for item in found if isinstance(item, dict)]
+            repeated = sorted({c for c in checks if checks.count(c) > 1 and isinstance(c, str)})
+            if repeated:
+                raise PydanticCustomError(
+                    "max_mean_score_drop",
+                    "names check {check} twice: give each check one drop",
+                    {"check": repeated[0]},
+                )
+            if not found:
+                raise PydanticCustomError(
+                    "max_mean_score_drop", "is an empty list: give {check: NAME, drop: 0.05}", {}
+                )
+        return found
+
+    @field_validator("min_mean_score", mode="before")
+    @classmethod
+    def _floors_per_check(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, dict) or not value:
+            raise PydanticCustomError(
+                "min_mean_score",
+                "give a floor per check, e.g. {similar: 0.8}; got {value}",
+                {"value": repr(value)[:40]},
+            )
+        for check, floor in value.items():
+            if not isinstance(check, str) or not re.fullmatch(CHECK_NAME, check):
+                raise PydanticCustomError(
+                    "min_mean_score", "{check} is not a check's name", {"check": repr(check)[:40]}
+                )
+            if type(floor) not in (int, float) or not math.isfinite(floor) or not 0 <= floor <= 1:
+                raise PydanticCustomError(
+                    "min_mean_score",
+                    "the floor of {check} must be a number from 0 to 1; got {floor}",
+                    {"check": check, "floor": repr(floor)[:40]},
+                )
+        return value
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Unset, the score rules leave every config's hash (and its baselines) as it was.
+        return _without_unset(
+            self, handler(self), ("max_mean_score_drop", "min_mean_score", "min_pass_hat_k")
+        )
 
 
 class ClustersConfig(BaseModel):

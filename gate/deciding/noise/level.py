@@ -1,11 +1,12 @@
 """One stated level per gate: how `alpha` is shared among the rules that test.
 
-Under noise an unchanged system can be blocked by chance through three rules:
-a critical case's drop, the suite's pass-rate drop and the pairwise loss rate.
+Under noise an unchanged system can be blocked by chance through four rules:
+a critical case's drop, the suite's pass-rate drop, the pairwise loss rate and a
+mean score's drop (`max_mean_score_drop`, one Holm family over its checks).
 The gate's `alpha` (0.02) bounds the chance that *any* of them blocks an
 unchanged system, by Bonferroni's inequality over a fixed split: each active
 rule gets a share in proportion to its weight (critical cases 2, the suite 1,
-the pairwise rule 1). Which rules are active is read from the configuration and
+the pairwise rule 1, the score rule 1). Which rules are active is read from the configuration and
 the suite (a suite without critical cases gives their share to the others),
 never from the outcomes, so the split is fixed before any sample is drawn.
 
@@ -26,8 +27,8 @@ from dataclasses import dataclass
 
 from gate.suite.config import AdaptiveConfig, GateConfig
 
-#: the weights of the split, in the order critical, suite, pairwise
-WEIGHTS = {"critical": 2.0, "suite": 1.0, "pairwise": 1.0}
+#: the weights of the split, in the order critical, suite, pairwise, scores
+WEIGHTS = {"critical": 2.0, "suite": 1.0, "pairwise": 1.0, "scores": 1.0}
 #: the share of a rule's alpha that all interim looks together may spend
 INTERIM_SPEND = 0.05
 
@@ -39,10 +40,12 @@ class Shares:
     critical: float
     suite: float
     pairwise: float
+    #: `max_mean_score_drop`, shared by Holm among its checks (gate.deciding.scorerules)
+    scores: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.critical + self.suite + self.pairwise
+        return self.critical + self.suite + self.pairwise + self.scores
 
 
 def shares(rule: GateConfig, *, has_critical: bool) -> Shares:
@@ -51,6 +54,7 @@ def shares(rule: GateConfig, *, has_critical: bool) -> Shares:
         "critical": has_critical and rule.block_on_critical_regression,
         "suite": rule.block_on_pass_rate_drop,
         "pairwise": rule.max_pairwise_loss_rate is not None,
+        "scores": rule.max_mean_score_drop is not None,
     }
     explicit = rule.alpha_critical
     if explicit is not None:
@@ -61,7 +65,7 @@ def shares(rule: GateConfig, *, has_critical: bool) -> Shares:
         for name, on in active.items()
     }
     critical = explicit if explicit is not None and has_critical else part["critical"]
-    return Shares(critical, part["suite"], part["pairwise"])
+    return Shares(critical, part["suite"], part["pairwise"], part["scores"])
 
 
 def looks(adaptive: AdaptiveConfig) -> list[int]:
