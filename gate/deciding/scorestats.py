@@ -81,11 +81,10 @@ def welch_interval(base: Sequence[float], cand: Sequence[float]) -> Interval | N
     change = fmean(cand) - fmean(base)
     parts = (_variance(base) / len(base), _variance(cand) / len(cand))
     spread = sum(parts)
-    if spread <= 0:
+    denominator = sum(p * p / (n - 1) for p, n in zip(parts, (len(base), len(cand)), strict=True))
+    if spread <= 0 or denominator <= 0:  # no spread (or one too small for a float to hold)
         return Interval(change, change, change)
-    freedom = spread**2 / sum(
-        p * p / (n - 1) for p, n in zip(parts, (len(base), len(cand)), strict=True)
-    )
+    freedom = spread**2 / denominator
     half = _t_quantile(0.975, freedom) * math.sqrt(spread)
     return Interval(change, change - half, change + half)
 
@@ -156,10 +155,11 @@ def pass_hat_k_variance(passes: int, samples: int, k: int) -> float:
 
 def mean_lower_bound(values: Sequence[float], variances: Sequence[float], alpha: float) -> float:
     """The one-sided (1 - alpha) normal lower bound of the mean of `values`, each measured
-    with its own sampling variance (the cases are the suite's, fixed; only samples vary)."""
+    with its own sampling variance (the cases are the suite's, fixed; only samples vary).
+    Never below 0: the values are scores or chances, and a floor of 0 needs no proof."""
     mean = fmean(values)
     spread = math.sqrt(sum(variances)) / len(values)
-    return mean - NormalDist().inv_cdf(1 - alpha) * spread
+    return max(0.0, mean - NormalDist().inv_cdf(1 - alpha) * spread)
 
 
 def sample_variance(values: Sequence[float]) -> float:
