@@ -31,6 +31,7 @@ from gate.deciding.scorestats import (
     pass_at_k,
     pass_hat_k,
     sign_flip_sum_lower,
+    smallest_p,
     unit_sums,
     welch_interval,
 )
@@ -242,7 +243,7 @@ def check_scores(
         change=change,
         p_lower=sign_flip_sum_lower(units) if units else 1.0,
         units=len(units),
-        smallest_p=2.0 ** -sum(1 for u in units if u != 0),
+        smallest_p=smallest_p(units),
         clusters=len(grouped),
         spend=spend,
     )

@@ -49,6 +49,8 @@ def json_report(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
         "judge_noisy": comparison.judge_noisy,
         "noise": None if comparison.noise is None else _noise_json(comparison, comparison.noise),
         "pairwise": None if comparison.pairwise is None else comparison.pairwise.to_dict(),
+        # per check each case's change in mean score, the suite's test; pass^k and pass@k
+        "scores": None if comparison.scores is None else comparison.scores.to_dict(),
         "holdout": None if comparison.holdout is None else comparison.holdout.to_dict(),
         "history": None if comparison.history is None else comparison.history.to_dict(),
         "sampling": (

@@ -34,6 +34,7 @@ from gate.reporting.markup import (
     table,
     truncate,
 )
+from gate.reporting.scorereport import score_lines, score_section
 from gate.reporting.sections import (
     case_origin,
     case_verdict,
@@ -183,6 +184,7 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
             )
     if comparison.pairwise is not None:
         lines += pairwise_lines(comparison.pairwise)
+    lines += score_lines(comparison)
     if comparison.history is not None:
         lines += comparison.history.lines()
     flaky = [i for i, case in sorted(comparison.candidate_cases.items()) if case.flaky]
@@ -313,6 +315,8 @@ def markdown_report(
         sections.append((1, significance_section(comparison, comparison.noise)))
     if comparison.pairwise is not None:
         sections.append((2, pairwise_section(comparison.pairwise)))
+    if (scored := score_section(comparison)) is not None:
+        sections.append((2, scored))
     # Least reliable first: those are where prompt work pays most.
     flaky = sorted((i for i in after if after[i].flaky), key=lambda i: (after[i].pass_rate, i))
     if flaky:

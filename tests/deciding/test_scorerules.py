@@ -140,7 +140,7 @@ def test_one_sample_cases_have_no_interval_but_are_still_compared() -> None:
 
 def test_the_mean_score_floor_is_over_the_cases_the_baseline_has() -> None:
     base = _suite(MEANS[:20])
-    cand = _suite(MEANS[:20], seed=3) + [scored("zz-easy", [1.0] * 5)]
+    cand = [*_suite(MEANS[:20], seed=3), scored("zz-easy", [1.0] * 5)]
     mean = sum(MEANS[:20]) / 20
     _, verdict = _verdict(base, cand, {"min_mean_score": {"similar": mean + 0.05}})
     (reason,) = verdict.reasons

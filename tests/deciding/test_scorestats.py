@@ -59,6 +59,7 @@ def test_the_sign_flip_tests_the_mean_where_wilcoxon_tests_ranks() -> None:
     values = [0.01] * 14 + [-0.4] * 6
     wilcoxon = stats.wilcoxon(values, alternative="less").pvalue
     ours = sign_flip_sum_lower(values)
+    assert smallest_p(values) == 2**-20
     assert ours < 0.02 < 0.3 < wilcoxon
     assert sum(values) / len(values) == pytest.approx(-0.113)
 
