@@ -123,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     options.config_option(plan)
     plan.add_argument("--drop", type=float, default=0.15, help="the drop to detect (0.15)")
     plan.add_argument("--power", type=float, default=0.9, help="the chance to detect it (0.9)")
+    plan.add_argument(
+        "--score-drop",
+        type=float,
+        help="the fall of a mean score to detect (default: twice max_mean_score_drop, or 0.1)",
+    )
     plan.add_argument("--baseline", type=Path, help="baseline file (default: the config's)")
     plan.set_defaults(handler=cmd_plan)
 

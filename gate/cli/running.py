@@ -384,7 +384,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.config}: set `baseline:` or pass --baseline: plan reads it")
     if not (0 < args.drop < 1 and 0 < args.power < 1):
         raise ConfigError("--drop and --power are shares between 0 and 1 (e.g. 0.15, 0.9)")
-    print(report(read_results(path), loaded, args.drop, args.power))
+    if args.score_drop is not None and not 0 < args.score_drop < 1:
+        raise ConfigError("--score-drop is a fall of a score from 0 to 1 (e.g. 0.1)")
+    print(report(read_results(path), loaded, args.drop, args.power, args.score_drop))
     return 0
 
 

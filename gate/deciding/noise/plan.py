@@ -26,6 +26,7 @@ from statistics import NormalDist
 from gate.deciding.noise import level
 from gate.deciding.noise.adaptive import references, replayed_rounds
 from gate.deciding.noise.clusters import clusters_of
+from gate.deciding.noise.scoreplan import score_lines
 from gate.results import CaseResult, RunResults
 from gate.suite.config import LoadedConfig
 
@@ -85,8 +86,16 @@ def _shrunk(case: CaseResult) -> float:
     return (case.passes + 1) / (case.samples + 2)
 
 
-def report(baseline: RunResults, loaded: LoadedConfig, drop: float, power: float) -> str:
-    """The plan, as text: samples per case, cases needed, calls and cost, and the formula."""
+def report(
+    baseline: RunResults,
+    loaded: LoadedConfig,
+    drop: float,
+    power: float,
+    score_drop: float | None = None,
+) -> str:
+    """The plan, as text: samples per case, cases needed, calls and cost, and the formula;
+    for the checks that score, the units and samples a fall of `score_drop` needs (None:
+    twice each check's `max_mean_score_drop`)."""
     config = loaded.config
     rule = config.gate
     critical = [case for case in baseline.cases if case.critical]
@@ -156,4 +165,6 @@ def report(baseline: RunResults, loaded: LoadedConfig, drop: float, power: float
         "formula: D >= z(1-a)·sqrt(pbar·(1-pbar)·(1/nb + 1/n)) + z(P)·sqrt(p0·q0/nb + p1·q1/n) "
         "per case; k >= ((z(1-a) + z(P))·sd / D)^2 cases for the suite",
     ]
+    units = (len(baseline.cases), clusters)
+    lines += score_lines(baseline, rule, shares, power, configured, units, score_drop)
     return "\n".join(lines)
