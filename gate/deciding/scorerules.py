@@ -43,12 +43,12 @@ SHOWN = 10
 @dataclass(slots=True)
 class ScoreFinding:
     """What the score rules found: (rule, message, cases) reasons, notes, and what leaves
-    the verdict inconclusive (`forced`: whatever `on_inconclusive` says)."""
+    the verdict inconclusive when nothing blocks (a fall `on_inconclusive: ship` lets pass
+    is a note, never in `undecided`)."""
 
     reasons: list[tuple[str, str, list[str]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
-    forced: bool = False
 
 
 def _ids(ids: list[str]) -> str:
@@ -174,7 +174,6 @@ def _judge_drop(
             "block and a drop beyond the allowed one is not shipped either. It does not ship "
             "(exit 3): add cases, or declare more, smaller clusters"
         )
-        finding.forced = True
         return
     if change.low < -drop - EPSILON:
         message = (
