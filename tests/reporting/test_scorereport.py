@@ -66,3 +66,14 @@ def test_a_hostile_check_name_and_case_id_are_escaped() -> None:
     scores = section[section.index("#### Scores") :]
     assert "<b>" not in scores
     assert "@team" not in scores and "@owner" not in scores
+
+
+def test_the_score_section_leaves_nothing_a_forks_report_check_would_refuse() -> None:
+    """pass@3 in a table header once read as a live mention, and every fork's report was
+    refused (gate.github.forkcomment)."""
+    from gate.reporting.markup import neutralise
+
+    comparison, verdict = _pair()
+    report = markdown_report(comparison, verdict)  # type: ignore[arg-type]
+    assert "pass@" in report.replace("\u200b", "")
+    assert neutralise(report) == report
