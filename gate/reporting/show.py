@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from gate.reporting.diffs import Op, diff_texts
 
 if TYPE_CHECKING:
-    from gate.results import CaseResult, RunResults, SampleResult
+    from gate.results import CaseResult, CheckResult, RunResults, SampleResult
     from gate.suite.cases import Case
 
 #: what each line of an output (or of a diff) sits behind
@@ -106,7 +106,7 @@ def render_case(
     for check in result.checks:
         mark = paint(GREEN, "✓") if check.ok else paint(RED, "✗")
         reason = f": {one_line(check.reason)}" if check.reason else ""
-        lines.append(f"  {mark} {one_line(check.check)}{reason}")
+        lines.append(f"  {mark} {one_line(check.check)}{reason}{_score(check, baseline)}")
     if not result.checks:
         lines.append("  (none judged)")
     shown = [s for s in result.outputs if not (only_failing and s.status == "pass")]
@@ -155,12 +155,26 @@ def _about(result: CaseResult, case: Case | None) -> list[str]:
     return [f"  {label:<10}  {one_line(value)}" for label, value in rows if value]
 
 
+def _score(check: CheckResult, baseline: CaseResult | None) -> str:
+    """` (score 0.640, baseline 0.568)`: the case's mean score on a check that measures."""
+    if check.score is None:
+        return ""
+    before = next(
+        (c.score for c in (baseline.checks if baseline else []) if c.check == check.check),
+        None,
+    )
+    against = f", baseline {before:.3f}" if before is not None else ""
+    return f" (score {check.score:.3f}{against})"
+
+
 def _sample(sample: SampleResult, count: int, paint: _Paint) -> list[str]:
     label = "output" if count == 1 else f"output, sample {sample.sample + 1} of {count}"
     lines = [paint(BOLD, f"{label} ({sample.status})")]
     if count > 1:
         lines += [
-            f"  {paint(RED, '✗')} {one_line(c.check)}: {one_line(c.reason)}"
+            f"  {paint(RED, '✗')} {one_line(c.check)}"
+            + (f": {one_line(c.reason)}" if c.reason or c.score is None else "")
+            + (f" (score {c.score:.3f})" if c.score is not None else "")
             for c in sample.checks
             if not c.ok
         ]
