@@ -21,9 +21,10 @@ from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.sampling import Sampling, sampling_of
 from gate.deciding.scores import ScoreAnalysis, analyse_scores
+from gate.deciding.usage import Delta, usage_deltas, usage_notes
 from gate.errors import ResultsError
 from gate.judging.pairs import PairwiseAnalysis
-from gate.results import EPSILON, CaseResult, RunResults, missing_cost_reason
+from gate.results import EPSILON, CaseResult, RunResults
 from gate.suite.config import GateConfig
 from gate.suite.judgepin import JudgePin
 
@@ -51,36 +52,6 @@ class Side:
     pass_rate: float
     passed: int
     cases: int
-
-
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """One usage figure on both sides, with absolute and relative change."""
-
-    name: str
-    baseline: float | None
-    candidate: float | None
-
-    @property
-    def change(self) -> float | None:
-        if self.baseline is None or self.candidate is None:
-            return None
-        return self.candidate - self.baseline
-
-    @property
-    def relative(self) -> float | None:
-        change = self.change
-        if change is None or not self.baseline:
-            return None
-        return change / self.baseline
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "change": self.change,
-            "relative_change": self.relative,
-        }
 
 
 class HistoryNotes(Protocol):
@@ -247,30 +218,6 @@ def _weighted_rate(cases: list[CaseResult]) -> float:
     return sum(case.weight for case in cases if case.passed) / total if total else 0.0
 
 
-def _usage(baseline: RunResults, candidate: RunResults) -> list[Delta]:
-    b, c = baseline.summary, candidate.summary
-    return [
-        Delta("cost_usd", b.cost_usd, c.cost_usd),
-        Delta("input_tokens", b.input_tokens, c.input_tokens),
-        Delta("output_tokens", b.output_tokens, c.output_tokens),
-        Delta("latency_ms_p50", b.latency_ms_p50, c.latency_ms_p50),
-        Delta("latency_ms_p95", b.latency_ms_p95, c.latency_ms_p95),
-    ]
-
-
-def _usage_notes(baseline: RunResults, candidate: RunResults) -> list[str]:
-    """Why a cost reads n/a, for the sides where it does, when usage is shown at all."""
-    if baseline.summary.cost_usd is None and candidate.summary.cost_usd is None:
-        tokens = (baseline.summary.input_tokens, candidate.summary.input_tokens)
-        if all(count is None for count in tokens):
-            return []  # nothing of usage is shown: nothing to explain
-    found = [
-        missing_cost_reason(run, side)
-        for run, side in ((baseline, "baseline"), (candidate, "candidate"))
-    ]
-    return [note for note in found if note is not None]
-
-
 def compare(
     baseline: RunResults,
     candidate: RunResults,
@@ -397,8 +344,8 @@ def compare(
         system_changes=_system_changes(baseline, candidate),
         # A re-versioned case moved its expectation on purpose: no silent change of checks.
         ruler_changes=_ruler_changes(baseline, candidate, comparable),
-        usage=_usage(baseline, candidate),
-        usage_notes=_usage_notes(baseline, candidate),
+        usage=usage_deltas(baseline, candidate, shared_ids),
+        usage_notes=usage_notes(baseline, candidate),
         baseline_cases=before,
         candidate_cases=after,
         noise=noise,

@@ -60,7 +60,7 @@ def _increase_rule(
         return None
     if delta.relative > limit + EPSILON:
         return Reason(
-            f"max_{'cost' if name == 'cost_usd' else 'latency_p95'}_increase",
+            f"max_{'cost' if name.startswith('cost_usd') else 'latency_p95'}_increase",
             f"{label} rose {delta.relative:+.1%}, above the allowed {limit:.0%}",
         )
     return None
@@ -158,7 +158,9 @@ def decide(comparison: Comparison, rule: GateConfig) -> Verdict:
             )
         )
     for found in (
-        _increase_rule(comparison, "cost_usd", rule.max_cost_increase, "cost", notes),
+        _increase_rule(
+            comparison, "cost_usd_per_answer", rule.max_cost_increase, "cost per answer", notes
+        ),
         _increase_rule(
             comparison, "latency_ms_p95", rule.max_latency_p95_increase, "latency p95", notes
         ),

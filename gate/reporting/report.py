@@ -16,8 +16,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gate.deciding.compare import Comparison, Delta, judge_noise
+from gate.deciding.compare import Comparison, judge_noise
 from gate.deciding.rules import Verdict
+from gate.deciding.usage import Delta
 from gate.logsafe import flatten
 from gate.reporting.diffs import diff_texts
 from gate.reporting.jsonreport import json_report as json_report
@@ -67,7 +68,7 @@ def _figure(delta: Delta) -> tuple[str, str, str]:
     def fmt(value: float | None) -> str:
         if value is None:
             return "n/a"
-        if delta.name == "cost_usd":
+        if delta.name.startswith("cost_usd"):
             return money(value)
         if delta.name.startswith("latency"):
             return f"{value:,.0f} ms"
@@ -79,19 +80,23 @@ def _figure(delta: Delta) -> tuple[str, str, str]:
     else:
         sign = "+" if change > 0 else "−" if change < 0 else "±"
         shown = sign + fmt(abs(change)).lstrip("$")
-        if delta.name == "cost_usd":
+        if delta.name.startswith("cost_usd"):
             shown = sign + money(abs(change))
         if delta.relative is not None:
             shown += f" ({delta.relative:+.1%})".replace("-", "−")
     return fmt(delta.baseline), fmt(delta.candidate), shown
 
 
+#: the usage rows a report shows, in order: what one answer costs (each case's mean over
+#: its answers, averaged over the cases both runs answered: gate.deciding.usage), the
+#: latency percentiles, and what the run cost in all (its samples may be fewer or more)
 USAGE_LABELS = {
-    "cost_usd": "cost",
-    "input_tokens": "input tokens",
-    "output_tokens": "output tokens",
+    "cost_usd_per_answer": "cost per answer",
+    "input_tokens_per_answer": "input tokens per answer",
+    "output_tokens_per_answer": "output tokens per answer",
     "latency_ms_p50": "latency p50",
     "latency_ms_p95": "latency p95",
+    "cost_usd": "cost of the run",
 }
 
 
@@ -209,7 +214,9 @@ def text_report(comparison: Comparison, verdict: Verdict) -> str:
     usage = []
     for delta in comparison.usage:
         before, after, change = _figure(delta)
-        if delta.baseline is not None or delta.candidate is not None:
+        if delta.name in USAGE_LABELS and (
+            delta.baseline is not None or delta.candidate is not None
+        ):
             usage.append(f"{USAGE_LABELS[delta.name]} {before} → {after} ({change})")
     if usage:
         lines.append("usage: " + "; ".join(usage))
@@ -384,7 +391,7 @@ def markdown_report(
     usage_rows = [
         [USAGE_LABELS[d.name], *_figure(d)]
         for d in comparison.usage
-        if d.baseline is not None or d.candidate is not None
+        if d.name in USAGE_LABELS and (d.baseline is not None or d.candidate is not None)
     ]
     if usage_rows:
         cost_notes = "".join(

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
@@ -103,7 +107,7 @@ def test_cost_and_latency_limits() -> None:
     assert verdict_of(baseline, candidate).decision == "ship"
     verdict = verdict_of(baseline, candidate, max_cost_increase=0.2, max_latency_p95_increase=0.6)
     assert [r.rule for r in verdict.reasons] == ["max_cost_increase"]
-    assert verdict.reasons[0].message == "cost rose +30.0%, above the allowed 20%"
+    assert verdict.reasons[0].message == "cost per answer rose +30.0%, above the allowed 20%"
     verdict = verdict_of(baseline, candidate, max_latency_p95_increase=0.5)
     assert verdict.decision == "ship"  # exactly +50%: not above
     assert verdict_of(baseline, candidate, max_latency_p95_increase=0.4).decision == "block"
@@ -112,7 +116,45 @@ def test_cost_and_latency_limits() -> None:
 def test_cost_rule_without_cost_data_is_a_note_not_a_block() -> None:
     verdict = verdict_of([result("a")], [result("a")], max_cost_increase=0.1)
     assert verdict.decision == "ship"
-    assert verdict.notes[0].startswith("cost rule not applied")
+    assert verdict.notes[0].startswith("cost per answer rule not applied")
+
+
+def _answers(case_id: str, costs: list[float]) -> CaseResult:
+    """A case answered once per cost, every answer passing."""
+    case = result(case_id, cost=math.fsum(costs))
+    case.outputs = [
+        dataclasses.replace(case.outputs[0], sample=index, cost_usd=cost)
+        for index, cost in enumerate(costs)
+    ]
+    case.samples = case.passes = len(costs)
+    return case
+
+
+def test_the_cost_rule_reads_one_answer_not_the_runs_unequal_totals() -> None:
+    """A baseline drawn 12 times a case and a check drawn 4 times: the totals fall by two
+    thirds while each answer costs 30% more, which is what the rule is about."""
+    baseline = [_answers("a", [0.010] * 12), _answers("b", [0.020] * 12)]
+    candidate = [_answers("a", [0.013] * 4), _answers("b", [0.026] * 4)]
+    verdict = verdict_of(baseline, candidate, max_cost_increase=0.2)
+    assert [r.rule for r in verdict.reasons] == ["max_cost_increase"]
+    assert verdict.reasons[0].message == "cost per answer rose +30.0%, above the allowed 20%"
+    comparison = compare(run(baseline), run(candidate))
+    assert comparison.usage_of("cost_usd").relative == pytest.approx(-0.5666, abs=1e-3)
+    per_answer = comparison.usage_of("cost_usd_per_answer")
+    assert (per_answer.baseline, per_answer.candidate) == pytest.approx((0.015, 0.0195))
+
+
+def test_each_case_weighs_the_same_in_the_cost_per_answer() -> None:
+    """More samples of a cheap case on one side must not pass for a saving: the mean is
+    over cases, each its own answers' mean, and over the cases both runs answered."""
+    baseline = [_answers("cheap", [0.001] * 2), _answers("dear", [0.100] * 2)]
+    candidate = [
+        _answers("cheap", [0.001] * 20),
+        _answers("dear", [0.100] * 2),
+        _answers("new", [9.0]),
+    ]
+    per_answer = compare(run(baseline), run(candidate)).usage_of("cost_usd_per_answer")
+    assert per_answer.baseline == pytest.approx(per_answer.candidate)
 
 
 def test_every_reason_that_fires_is_listed() -> None:
