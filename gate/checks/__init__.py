@@ -30,9 +30,15 @@ from gate.checks.figures import (
     max_latency_ms,
     max_output_tokens,
 )
-from gate.checks.graded import llm_judge, uses_judge
+from gate.checks.graded import JUDGED, judged_checks, llm_judge, uses_judge
 from gate.checks.moderation import moderated_text, moderation
 from gate.checks.overlap import bleu, chrf, rouge_l, rouge_n, token_f1
+from gate.checks.ragjudge import (
+    answer_relevance,
+    context_precision,
+    context_recall,
+    faithfulness,
+)
 from gate.checks.retrieval import mrr, ndcg, retrieval_precision, retrieval_recall
 from gate.checks.similar import embedded_texts, embedding_reference, levenshtein, similar
 from gate.checks.structured import (
@@ -88,6 +94,7 @@ __all__ = [
     "embedded_texts",
     "embedding_reference",
     "evaluate",
+    "judged_checks",
     "llm_judge",
     "moderated_text",
     "pattern_size",
@@ -142,6 +149,11 @@ REGISTRY: dict[str, Factory] = {
     "mrr": mrr,
     "ndcg": ndcg,
     "trajectory": trajectory,
+    # the RAG metrics, through the pinned judge (gate.checks.ragjudge)
+    "faithfulness": faithfulness,
+    "answer_relevance": answer_relevance,
+    "context_recall": context_recall,
+    "context_precision": context_precision,
 }
 
 MODIFIERS = {"normalize", "extract_json"}
@@ -156,8 +168,8 @@ def service_checks(expect: Mapping[str, Any]) -> set[str]:
 
 #: checks that ask the pinned judge (gate.judging.judge): the gate asks it itself, apart
 #: from the rest (gate.pipeline.replay, gate.pipeline.livejudge), and gate.deciding.recheck
-#: takes that answer as given
-RUN_JUDGED = frozenset({"judge"})
+#: takes that answer as given: the judge and the RAG metrics (gate.checks.ragjudge)
+RUN_JUDGED = frozenset(JUDGED)
 
 
 def run_judged(expect: Mapping[str, Any], *, replay: bool) -> set[str]:

@@ -66,10 +66,10 @@ class Usage:
         keys of its system samples, recorded or not."""
         from gate.checks import uses_judge
         from gate.checks.graded import pairwise_rubric
-        from gate.judging.judge import judge_input
+        from gate.judging.judge import judge_keys_of, pin_fingerprint
         from gate.judging.services import used_keys
         from gate.produce.answers import requests_for, samples_for
-        from gate.produce.recordings import request_key
+        from gate.suite.judgepin import PROMPT_TABLES
 
         # A baseline replays more samples than a run: keep every one it is estimated from.
         fixed = samples_for(case, self.loaded)
@@ -80,7 +80,8 @@ class Usage:
         # text in them, so the judge's loop below passes them by).
         texts = [_output_text(responses[key]) for key in used & responses.keys()]
         used |= used_keys(self.loaded.config, case, [text for text in texts if text is not None])
-        if self.judge is None or not uses_judge(case.expect):
+        pin = self.loaded.config.judge
+        if pin is None or self.judge is None or not uses_judge(case.expect):
             return used
         if pairwise_rubric(case.expect) is not None:
             used.update(
@@ -88,20 +89,35 @@ class Usage:
                 for key, entry in responses.items()
                 if isinstance(entry, dict) and entry.get("fingerprint") == self.pairwise
             )
-            return used
-        rubric = case.expect["judge"]["rubric"].strip()  # as gate.checks.llm_judge reads it
+        # Every judged check's asks (a pass/fail or graded judge, the RAG metrics), as
+        # gate.judging.judge.questions_of finds them from each output in use.
         for key in used & responses.keys():
             text = _output_text(responses[key])
             if text is not None:
-                asked = judge_input(rubric, case.input, text)
-                used.update(request_key(self.judge, asked, repeat) for repeat in range(self.asks))
+                contexts = _output_contexts(responses[key])
+                used.update(judge_keys_of(pin, case, text, contexts, self.asks))
         if self.calibrated is not None:
+            calibrated = {pin_fingerprint(pin, kind) for kind in PROMPT_TABLES}  # type: ignore[arg-type]
             used.update(
                 key
                 for key, entry in responses.items()
-                if isinstance(entry, dict) and entry.get("fingerprint") == self.calibrated
+                if isinstance(entry, dict) and entry.get("fingerprint") in calibrated
             )
         return used
+
+
+def _output_contexts(entry: Any) -> list[Any]:
+    """The contexts a recorded output holds (none when unreadable: then no RAG ask matches)."""
+    from pydantic import ValidationError
+
+    from gate.outputs import Context
+
+    output = entry.get("output") if isinstance(entry, dict) else None
+    given = output.get("contexts") if isinstance(output, dict) else None
+    try:
+        return [Context.model_validate(item) for item in given] if isinstance(given, list) else []
+    except ValidationError:
+        return []
 
 
 def _output_text(entry: Any) -> str | None:

@@ -23,7 +23,7 @@ from gate.deciding.replayed import LastDrift, ReplayAccount, account, day_of
 from gate.drift.report import read_report
 from gate.errors import CasegateError
 from gate.history.locate import drift_relative, trusted_export
-from gate.judging.judge import judge_input, pin_fingerprint
+from gate.judging.judge import judge_keys_of, pin_fingerprint
 from gate.judging.services import used_keys
 from gate.limits import MB, read_limited
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
@@ -35,7 +35,7 @@ from gate.suite.config import LoadedConfig
 if TYPE_CHECKING:
     from gate.deciding.recheck import Recorded
     from gate.deciding.ruler import Ruling
-    from gate.outputs import Output
+    from gate.outputs import Context, Output
 
 #: a drift report holds a short diff per sample: far below this for any real suite
 MAX_DRIFT_RECORD_BYTES = 64 * MB
@@ -171,32 +171,42 @@ def for_check(
     )
 
 
-def judge_keys(loaded: LoadedConfig, case: Case, texts: Sequence[str], asks: int = 1) -> list[str]:
-    """The recording keys of the pinned judge's verdicts on these output texts of `case`
-    (its pointwise judge; none for a pairwise one, keyed on the baseline's output too):
-    every ask of each, `judge.consistency` of them or `asks` (the ruler's), whichever is
-    more, since a repeated ask decides whether the judge is noise."""
+def judge_keys(
+    loaded: LoadedConfig,
+    case: Case,
+    texts: Sequence[str],
+    asks: int = 1,
+    contexts: Sequence[Sequence[Context]] | None = None,
+) -> list[str]:
+    """The recording keys of the pinned judge's answers on these output texts of `case`
+    (`contexts`: each one's retrieved passages), for every check that asks it about one
+    output (a pass/fail or graded judge, the RAG metrics; none for a pairwise judge, keyed
+    on the baseline's output too): every ask of each, `judge.consistency` of them or `asks`
+    (the ruler's), whichever is more, since a repeated ask decides whether the judge is noise."""
     pin = loaded.config.judge
-    if pin is None or not uses_judge(case.expect) or pairwise_rubric(case.expect) is not None:
+    if pin is None or not uses_judge(case.expect):
         return []
-    fingerprint = pin_fingerprint(pin)
-    rubric = case.expect["judge"]["rubric"].strip()  # as gate.checks.llm_judge reads it
-    repeats = range(max(asks, pin.consistency or 1))
+    repeats = max(asks, pin.consistency or 1)
+    passages = list(contexts) if contexts is not None else [()] * len(texts)
     return [
-        request_key(fingerprint, judge_input(rubric, case.input, text), repeat)
-        for text in texts
-        for repeat in repeats
+        key
+        for text, given in zip(texts, passages, strict=True)
+        for key in judge_keys_of(pin, case, text, given, repeats)
     ]
 
 
 def measure_keys(
-    loaded: LoadedConfig, case: Case, texts: Sequence[str], asks: int = 1
+    loaded: LoadedConfig,
+    case: Case,
+    texts: Sequence[str],
+    asks: int = 1,
+    contexts: Sequence[Sequence[Context]] | None = None,
 ) -> list[str]:
     """The recording keys of what judges these output texts of `case` besides its checks'
-    code: the judge's verdicts (`asks` as in `judge_keys`), the embeddings and moderation
-    scores."""
+    code: the judge's answers (`asks` and `contexts` as in `judge_keys`), the embeddings
+    and moderation scores."""
     return [
-        *judge_keys(loaded, case, texts, asks),
+        *judge_keys(loaded, case, texts, asks, contexts),
         *sorted(used_keys(loaded.config, case, texts)),
     ]
 
@@ -288,9 +298,12 @@ def _changed(
         try:
             before = base.get_many_dated(case_id, keys) if base else [(None, None)] * len(keys)
             texts = [new[0].text for new in now if new[0] is not None]
+            contexts = [new[0].contexts for new in now if new[0] is not None]
             case = by_id.get(case_id)
             keys_judged = (
-                measure_keys(loaded, case, texts, ruled_asks(ruling)) if case is not None else []
+                measure_keys(loaded, case, texts, ruled_asks(ruling), contexts)
+                if case is not None
+                else []
             )
             pairs = pairwise_fingerprint(loaded, case) if case is not None else None
             verdicts = changed_measures(mine, base, case_id, keys_judged, pairs)

@@ -6,6 +6,11 @@ error rates that matter for a gate (false passes hide regressions, false fails
 cry wolf). The result is stored beside the config, and every report on a suite
 that uses the judge quotes it, or warns that the pin has moved since.
 
+A label may be about a graded judge (`judge: {scale, threshold}`) or a RAG metric
+(`faithfulness`, …; `check:` names which, `contexts:` gives the passages when the case
+input has none): labels are pass or fail, so those are calibrated at their threshold, on
+the verdict the gate would give, pooled with the pass/fail judge's labels.
+
 Pairwise labels (a baseline output, a candidate output and which is better)
 are judged exactly as the gate judges pairs, in both orders, and measured the
 same way, with the missed-loss rate (the person preferred the baseline's
@@ -18,138 +23,31 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from gate.checks import Subject, evaluate
 from gate.checks.graded import pairwise_rubric, pointwise_rubric
-from gate.errors import CaseFileError, ConfigError, MissingRecordingError, ResultsError, located
+from gate.errors import ConfigError, MissingRecordingError, ResultsError
 from gate.judging import consistency
 from gate.judging.judge import Grader, MissingJudgeRecording, pin_fingerprint
+from gate.judging.labels import PAIR_LABELS, Label, PairLabel
+from gate.judging.labels import read_labels as read_labels  # the command reads them here
 from gate.judging.pairwise import judge_pair
 from gate.judging.trust import below_bar, system_warning
 from gate.produce.recordings import RecordingStore, system_fingerprint
 from gate.secrets import redact
-from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig
 from gate.suite.judgepin import JudgePin
 from gate.suite.sections import CalibrationBar
 
 SCHEMA = "casegate.calibration/1"
-VERDICTS = ("pass", "fail")
-#: which output of a pair is better: A the baseline's, B the candidate's, or neither
-PAIR_LABELS = ("A", "B", "tie")
-PairLabelValue = Literal["A", "B", "tie"]
 #: the judge's outcome for the candidate, in the labels' words
 _AS_LABEL: dict[str, str] = {"win": "B", "loss": "A", "tie": "tie"}
-_POINTWISE_KEYS = {"case", "output", "verdict", "note"}
-_PAIRWISE_KEYS = {"case", "baseline_output", "candidate_output", "label", "note"}
-
-
-@dataclass(frozen=True, slots=True)
-class Label:
-    case: Case
-    output: str
-    human: bool  # True: a person judged it a pass
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class PairLabel:
-    case: Case
-    baseline: str
-    candidate: str
-    #: A: the baseline's output is better; B: the candidate's; tie: neither
-    human: PairLabelValue
-    line: int
 
 
 def calibration_path(loaded: LoadedConfig) -> Path:
     return loaded.root / f"{loaded.config.suite}.judge-calibration.json"
-
-
-def read_labels(path: Path, cases: Sequence[Case]) -> list[Label | PairLabel]:
-    """One JSON object per line: {"case": id, "output": text, "verdict": "pass"|"fail"},
-    or for a pairwise judge {"case", "baseline_output", "candidate_output", "label"}."""
-    by_id = {case.id: case for case in cases}
-    labels: list[Label | PairLabel] = []
-    problems: list[str] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read labels: {exc.strerror or exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(located(path, number, f"not valid JSON ({exc.msg})"))
-            continue
-        if isinstance(entry, dict) and "label" in entry and not set(entry) - _PAIRWISE_KEYS:
-            found = _pair_label(entry, by_id, number)
-            if isinstance(found, str):
-                problems.append(located(path, number, found))
-            else:
-                labels.append(found)
-            continue
-        if not isinstance(entry, dict) or set(entry) - _POINTWISE_KEYS:
-            problems.append(
-                located(
-                    path,
-                    number,
-                    "expected {case, output, verdict}, or for a pairwise judge {case, "
-                    "baseline_output, candidate_output, label} (either with an optional note)",
-                )
-            )
-            continue
-        case = by_id.get(entry.get("case"))  # type: ignore[arg-type]
-        if case is None:
-            problems.append(located(path, number, f"unknown case {entry.get('case')!r}"))
-        elif "judge" not in case.expect:
-            problems.append(located(path, number, f"case {case.id!r} has no judge check"))
-        elif pointwise_rubric(case.expect) is None:
-            problems.append(
-                located(
-                    path,
-                    number,
-                    f"case {case.id!r} has a pairwise judge: label a pair instead "
-                    "({case, baseline_output, candidate_output, label: A, B or tie})",
-                )
-            )
-        elif not isinstance(entry.get("output"), str):
-            problems.append(located(path, number, "output must be a string"))
-        elif entry.get("verdict") not in VERDICTS:
-            problems.append(located(path, number, "verdict must be 'pass' or 'fail'"))
-        else:
-            labels.append(Label(case, entry["output"], entry["verdict"] == "pass", number))
-    if problems:
-        raise CaseFileError(problems)
-    if not labels:
-        raise CaseFileError(f"{path}: no labels")
-    return labels
-
-
-def _pair_label(entry: dict[str, Any], by_id: dict[str, Case], line: int) -> PairLabel | str:
-    """A pairwise label, or the problem with it."""
-    case = by_id.get(entry.get("case"))  # type: ignore[arg-type]
-    if case is None:
-        return f"unknown case {entry.get('case')!r}"
-    if pairwise_rubric(case.expect) is None:
-        return f"case {case.id!r} has no pairwise judge (judge: {{rubric, mode: pairwise}})"
-    baseline, candidate = entry.get("baseline_output"), entry.get("candidate_output")
-    if not isinstance(baseline, str) or not isinstance(candidate, str):
-        return "baseline_output and candidate_output must both be strings"
-    label = entry.get("label")
-    if label == "A":
-        return PairLabel(case, baseline, candidate, "A", line)
-    if label == "B":
-        return PairLabel(case, baseline, candidate, "B", line)
-    if label == "tie":
-        return PairLabel(case, baseline, candidate, "tie", line)
-    return (
-        "label must be 'A' (the baseline_output is better), 'B' (the candidate_output is) or 'tie'"
-    )
 
 
 def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
@@ -213,9 +111,23 @@ def calibrate(
     pairs = [label for label in labels if isinstance(label, PairLabel)]
 
     def grade(label: Label, repeat: int = 0) -> tuple[bool | None, str]:
-        rubric = label.case.expect["judge"]["rubric"]
+        grader = graders["pointwise"].again(repeat)
         try:
-            return graders["pointwise"].verdict(label.case, rubric, label.output, repeat)
+            if label.check == "judge" and pointwise_rubric(label.case.expect) is not None:
+                rubric = label.case.expect["judge"]["rubric"]  # as calibrations always asked
+                return grader.verdict(label.case, rubric, label.output)
+            # A graded judge or a RAG metric: judged as the gate judges it, pass or fail at
+            # its threshold (a malformed answer fails), which is what a label says.
+            judges = [(n, j) for n, j in label.case.judges if n == label.check]
+            subject = Subject(
+                label.output,
+                label.case.input,
+                case=label.case,
+                grader=grader,
+                contexts=label.contexts,
+            )
+            verdict = evaluate(judges, subject)[0]
+            return verdict.ok, verdict.reason
         except MissingJudgeRecording:
             return None, "no recording"
         except Exception as exc:

@@ -6,11 +6,14 @@ between two asks says nothing about the output. `judge.consistency: K` makes
 recording, replayed for free later) and store the share of outputs on which the answers
 were not all the same. Above `judge.max_flip_rate`, reports call the judge noisy.
 
-A run measures it too (`asked_again`): with `judge.consistency: K`, every output the pointwise
-judge judged is asked K−1 more times, each ask its own recording, and each case stores how
-many of its outputs got answers that were not all the same. The verdict stays the first
-answer, the one calibration measures; a case whose judge flipped above the limit is noise
-to the gate (gate.deciding.compare), never a confident regression.
+A run measures it too (`asked_again`): with `judge.consistency: K`, every output a judged
+check judged (a pass/fail or graded judge, a RAG metric) is asked K−1 more times, each ask
+its own recording, and each case stores how many of its outputs got answers that were not
+all the same. For a check that scores (graded, RAG), the answers are its verdicts: an output
+flips when its K scores fall on both sides of the threshold, not when they merely differ.
+The verdict stays the first answer, the one calibration measures; a case whose judge
+flipped above the limit is noise to the gate (gate.deciding.compare: only when the judge is
+the one check failing), never a confident regression.
 """
 
 from __future__ import annotations
@@ -20,11 +23,16 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from gate.checks.graded import pointwise_rubric
+from pydantic import ValidationError
+
+from gate import checks
+from gate.checks.graded import judged_checks
 from gate.errors import SystemCallError
+from gate.judging.judge import Grader
 from gate.judging.sample import make_grader, raise_missing_judgements
+from gate.outputs import Context
 from gate.produce.recordings import RecordingStore
-from gate.results import CaseResult, JudgeConsistency, RunResults
+from gate.results import CaseResult, JudgeConsistency, RunResults, SampleResult
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 
@@ -118,7 +126,7 @@ def asked_again(
     if rule is None or not rule.consistency:
         return results
     asks, limit = rule.consistency, rule.max_flip_rate
-    by_id = {case.id: case for case in cases if pointwise_rubric(case.expect) is not None}
+    by_id = {case.id: case for case in cases if judged_checks(case.expect)}
     if not by_id:
         return results
     store = store or RecordingStore(asking.recordings_dir)
@@ -132,24 +140,21 @@ def asked_again(
         if case is None:
             measured.append(result)
             continue
-        rubric = pointwise_rubric(case.expect) or ""
+        names = set(judged_checks(case.expect))
+        judges = [(name, judge) for name, judge in case.judges if name in names]
         outputs = flipped = flipped_failing = 0
         for sample in result.outputs:
-            first = next((c.ok for c in sample.checks if c.check == "judge"), None)
-            if sample.status == "error" or first is None:
+            first = {c.check: c.ok for c in sample.checks if c.check in names}
+            if sample.status == "error" or not first:
                 continue
-            answers = [first]
-            for repeat in range(1, asks):
-                try:
-                    answers.append(grader.verdict(case, rubric, sample.text or "", repeat)[0])
-                except SystemCallError:
-                    break  # a missing recording is listed by the grader; an outage left out
-            if len(answers) < asks:
-                continue
+            answers = _asked_again(sample, case, judges, grader, asks)
+            if answers is None:
+                continue  # a missing recording is listed by the grader; an outage left out
             outputs += 1
-            if len(set(answers)) > 1:
+            flips = [name for name in first if len({first[name], *answers.get(name, ())}) > 1]
+            if flips:
                 flipped += 1
-                flipped_failing += not first
+                flipped_failing += not all(first[name] for name in flips)
         consistency = JudgeConsistency(
             asks=asks,
             outputs=outputs,
@@ -160,3 +165,30 @@ def asked_again(
         measured.append(dataclasses.replace(result, judge_consistency=consistency))
     raise_missing_judgements(grader, store)
     return dataclasses.replace(results, cases=measured)
+
+
+def _asked_again(
+    sample: SampleResult,
+    case: Case,
+    judges: Sequence[tuple[str, checks.Judge]],
+    grader: Grader,
+    asks: int,
+) -> dict[str, list[bool]] | None:
+    """Each judged check's verdicts on asks 2…K of the sample (None: an ask erred). An
+    answer a graded check or a RAG metric cannot read fails, as it does on the first ask."""
+    try:
+        contexts = tuple(Context.model_validate(context) for context in sample.contexts)
+    except ValidationError:
+        return None
+    again: dict[str, list[bool]] = {}
+    for repeat in range(1, asks):
+        subject = checks.Subject(
+            sample.text or "", case.input, case=case, grader=grader.again(repeat), contexts=contexts
+        )
+        try:
+            verdicts = checks.evaluate(judges, subject)
+        except SystemCallError:
+            return None
+        for verdict in verdicts:
+            again.setdefault(verdict.check, []).append(verdict.ok)
+    return again

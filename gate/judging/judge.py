@@ -14,15 +14,19 @@ prompt changed no byte of the pointwise one (nor the keys it was recorded under)
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from gate import systems
+from gate.checks.base import Subject
+from gate.checks.graded import graded_input, judged_checks
+from gate.checks.ragjudge import Question, ask_for
 from gate.errors import SystemCallError
-from gate.outputs import Output
+from gate.outputs import Context, Output
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
 from gate.suite.judgepin import JudgePin, PromptKind, judge_system
 
@@ -88,9 +92,11 @@ class MissingJudgeRecording(SystemCallError):
 class Grader:
     """Grades outputs with the pinned judge: live, recording, or replaying verdicts.
 
-    `kind` picks the prompt (one Grader per prompt: its recordings have their own
-    key). `recorded` replaces the store for replay: verdicts read before the
-    supervised run started, which the run's code cannot have rewritten.
+    `kind` picks the default prompt; `ask(..., kind=…)` asks with another (each kind has its
+    own system and fingerprint, so its recordings have their own keys). `recorded` replaces
+    the store for replay: verdicts read before the supervised run started, which the run's
+    code cannot have rewritten. `again(r)` is the same judge asking each question for the
+    r-th time (gate.judging.consistency), sharing its systems, store and missing list.
     """
 
     def __init__(
@@ -115,14 +121,38 @@ class Grader:
         self.recorded = recorded
         self.missing: list[str] = []
         self.calls = 0
-        self._system: systems.System | None = None
+        #: the ask every question is by default (0: the first; see `again`)
+        self.repeat = 0
+        self._maps: dict[str, tuple[dict[str, Any], str]] = {
+            kind: (self.system_map, self.fingerprint)
+        }
+        self._systems: dict[str, systems.System] = {}
         self._lock = threading.Lock()
 
-    def _live_system(self) -> systems.System:
+    def again(self, repeat: int) -> Grader:
+        """This judge asking every question for the `repeat`-th time (0: the first)."""
+        view = copy.copy(self)  # shares the systems, the store, `missing` and the lock
+        view.repeat = repeat
+        return view
+
+    def _system_of(self, kind: str) -> tuple[dict[str, Any], str]:
         with self._lock:
-            if self._system is None:
-                self._system = systems.create(self.system_map, self.root, {"what": "judge"})
-            return self._system
+            found = self._maps.get(kind)
+            if found is None:
+                mapping = judge_system(self.pin, kind)  # type: ignore[arg-type]
+                found = self._maps[kind] = (mapping, system_fingerprint(mapping))
+            return found
+
+    def fingerprint_of(self, kind: str) -> str:
+        return self._system_of(kind)[1]
+
+    def _live_system(self, kind: str | None = None) -> systems.System:
+        kind = kind or self.kind
+        mapping, _ = self._system_of(kind)
+        with self._lock:
+            if kind not in self._systems:
+                self._systems[kind] = systems.create(mapping, self.root, {"what": "judge"})
+            return self._systems[kind]
 
     def prepare(self) -> None:
         """Fail before any work when a live judge cannot be built (a missing key)."""
@@ -138,10 +168,21 @@ class Grader:
             return self.recorded.get((case_id, key))
         return self.store.get(case_id, key)
 
-    def ask(self, case_id: str, asked: Mapping[str, str], repeat: int = 0) -> Output:
-        """The judge's raw answer to one question; recorded or replayed per mode. `repeat`
-        asks the same question again, as its own recording (gate.judging.consistency)."""
-        key = request_key(self.fingerprint, asked, repeat)
+    def ask(
+        self,
+        case_id: str,
+        asked: Mapping[str, str],
+        repeat: int | None = None,
+        *,
+        kind: str | None = None,
+    ) -> Output:
+        """The judge's raw answer to one question, with the `kind` of prompt (default: this
+        grader's); recorded or replayed per mode. `repeat` asks the same question again, as
+        its own recording (gate.judging.consistency); default: this grader's `repeat`."""
+        repeat = self.repeat if repeat is None else repeat
+        kind = kind or self.kind
+        mapping, fingerprint = self._system_of(kind)
+        key = request_key(fingerprint, asked, repeat)
         if self.mode == "replay" or self.reuse_recorded:
             recorded = self._recorded(case_id, key)
             if recorded is not None:
@@ -150,7 +191,7 @@ class Grader:
                 with self._lock:
                     self.missing.append(case_id)
                 raise MissingJudgeRecording("no recorded judge verdict for this output")
-        output = self._live_system().complete(case_id, asked)
+        output = self._live_system(kind).complete(case_id, asked)
         with self._lock:
             self.calls += 1
         if self.mode == "record":
@@ -158,13 +199,15 @@ class Grader:
                 case_id,
                 key,
                 output,
-                system=self.system_map,
-                fingerprint=self.fingerprint,
+                system=mapping,
+                fingerprint=fingerprint,
                 sample=repeat,
             )
         return output
 
-    def verdict(self, case: Case, rubric: str, text: str, repeat: int = 0) -> tuple[bool, str]:
+    def verdict(
+        self, case: Case, rubric: str, text: str, repeat: int | None = None
+    ) -> tuple[bool, str]:
         output = self.ask(case.id, judge_input(rubric, case.input, text), repeat)
         return parse_verdict(output.text)
 
@@ -174,3 +217,46 @@ class Grader:
         """The pairwise judge's choice between `first` (shown as A) and `second` (B)."""
         output = self.ask(case_id, pairwise_input(rubric, case_input, first, second))
         return parse_preference(output.text)
+
+
+def questions_of(case: Case, text: str, contexts: Sequence[Context] = ()) -> list[Question]:
+    """Every question the case's judged checks ask about one output (gate.checks.graded,
+    gate.checks.ragjudge), as (prompt kind, what is asked): a pass/fail or graded judge
+    and the RAG metrics that can ask (a metric without contexts asks nothing). A pairwise
+    judge is keyed on the baseline's output too: not here."""
+    found: list[Question] = []
+    subject = Subject(text, case.input, case=case, contexts=tuple(contexts))
+    for name in judged_checks(case.expect):
+        spec = case.expect[name]
+        if name == "judge":
+            rubric = str(spec["rubric"]).strip()  # as gate.checks.llm_judge reads it
+            if "scale" in spec:
+                found.append(("graded", graded_input(rubric, spec["scale"], case.input, text)))
+            else:
+                found.append(("pointwise", judge_input(rubric, case.input, text)))
+            continue
+        question = ask_for(name, spec, subject)
+        if not isinstance(question, str):
+            found.append(question)
+    return found
+
+
+def judge_keys_of(
+    pin: JudgePin, case: Case, text: str, contexts: Sequence[Context] = (), asks: int = 1
+) -> list[str]:
+    """The recording keys of every judge answer the case's judged checks read about one
+    output (`questions_of`), each asked `asks` times (gate.judging.consistency)."""
+    return [
+        request_key(system_fingerprint(judge_system(pin, kind)), asked, repeat)  # type: ignore[arg-type]
+        for kind, asked in questions_of(case, text, contexts)
+        for repeat in range(asks)
+    ]
+
+
+def recorded_contexts(items: Sequence[Any]) -> tuple[Context, ...]:
+    """A results file's contexts of one sample as Contexts (none when any is unreadable:
+    then no key of a RAG metric's matches, and its answer counts as missing)."""
+    try:
+        return tuple(Context.model_validate(item) for item in items)
+    except ValueError:
+        return ()

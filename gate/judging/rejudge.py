@@ -3,7 +3,8 @@
 A change of the judge pin (another model, another prompt version) re-scores the candidate
 only: the baseline's verdicts are the old judge's, and a comparison would measure the
 change of judge as much as the change of system. When the pins differ, every baseline
-output the pointwise judge judged is asked again under the candidate's pin, and the
+output a judged check judged (a pass/fail or graded judge, a RAG metric: each verdict with
+its score) is asked again under the candidate's pin, and the
 comparison sees both sides scored by one judge. The asks are recorded and replayed like any
 judgement: `casegate record` records them against the configured baseline (as it does the
 pairwise verdicts), a replayed `check` reads them, and one missing stops the replay with
@@ -22,12 +23,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gate.checks.graded import pointwise_rubric
+from gate import checks
+from gate.checks.graded import judged_checks
 from gate.errors import ResultsError, SystemCallError
 from gate.judging.judge import Grader
-from gate.judging.sample import aggregate, make_grader, raise_missing_judgements
+from gate.judging.sample import aggregate, checked, make_grader, raise_missing_judgements
+from gate.outputs import Context
 from gate.produce.recordings import RecordingStore
-from gate.results import CaseResult, CheckResult, RunResults, SampleResult, read_results, summarise
+from gate.results import CaseResult, RunResults, SampleResult, read_results, summarise
 from gate.secrets import redact
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
@@ -86,13 +89,17 @@ def rejudged(
     result, for the caller to count."""
     if not differs(baseline, asking):
         return baseline, None
-    by_id = {case.id: case for case in cases if pointwise_rubric(case.expect) is not None}
+    by_id = {case.id: case for case in cases if judged_checks(case.expect)}
     targets = {
         result.id
         for result in baseline.cases
         if result.id in by_id
         and result.version == by_id[result.id].version  # the same expectation as now
-        and any(check.check == "judge" for sample in result.outputs for check in sample.checks)
+        and any(
+            check.check in judged_checks(by_id[result.id].expect)
+            for sample in result.outputs
+            for check in sample.checks
+        )
     }
     if not targets:
         return baseline, None
@@ -140,28 +147,43 @@ def _newly_errored(before: CaseResult, after: CaseResult) -> bool:
 def _judged_again(
     result: CaseResult, case: Case, grader: Grader, default_threshold: float
 ) -> CaseResult:
-    rubric = pointwise_rubric(case.expect) or ""
-    outputs = [_sample_again(sample, case, rubric, grader) for sample in result.outputs]
+    names = set(judged_checks(case.expect))
+    judges = [(name, judge) for name, judge in case.judges if name in names]
+    outputs = [_sample_again(sample, case, judges, grader) for sample in result.outputs]
     threshold = case.min_pass_rate if case.min_pass_rate is not None else default_threshold
     again = aggregate(case, outputs, threshold)
     return dataclasses.replace(again, **{name: getattr(result, name) for name in KEPT})
 
 
-def _sample_again(sample: SampleResult, case: Case, rubric: str, grader: Grader) -> SampleResult:
-    if sample.status == "error" or not any(c.check == "judge" for c in sample.checks):
+def _sample_again(
+    sample: SampleResult,
+    case: Case,
+    judges: Sequence[tuple[str, checks.Judge]],
+    grader: Grader,
+) -> SampleResult:
+    """The sample's judged checks (the judge, graded or not, and the RAG metrics) asked
+    again, each verdict with its score; the other checks stay the baseline's."""
+    had = {c.check for c in sample.checks}
+    asking = [(name, judge) for name, judge in judges if name in had]
+    if sample.status == "error" or not asking:
         return sample
     try:
-        ok, reason = grader.verdict(case, rubric, sample.text or "")
+        contexts = tuple(Context.model_validate(context) for context in sample.contexts)
+        subject = checks.Subject(
+            sample.text or "", case.input, case=case, grader=grader, contexts=contexts
+        )
+        verdicts = {v.check: v for v in checks.evaluate(asking, subject)}
+    except ValidationError:
+        return dataclasses.replace(
+            sample, status="error", reason="judge: the baseline's contexts are unreadable"
+        )
     except SystemCallError as exc:
         return dataclasses.replace(sample, status="error", reason=redact(f"judge: {exc}"))
-    checks = [
-        CheckResult(check="judge", ok=ok, reason=reason) if check.check == "judge" else check
-        for check in sample.checks
-    ]
-    failed = [check for check in checks if not check.ok]
+    rebuilt = [checked(verdicts[c.check]) if c.check in verdicts else c for c in sample.checks]
+    failed = [check for check in rebuilt if not check.ok]
     return dataclasses.replace(
         sample,
-        checks=checks,
+        checks=rebuilt,
         status="fail" if failed else "pass",
         reason="; ".join(f"{check.check}: {check.reason}" for check in failed),
     )

@@ -38,6 +38,7 @@ from gate.drift.replayed import (
 )
 from gate.errors import CasegateError, SystemCallError
 from gate.judging import consistency
+from gate.judging.judge import recorded_contexts
 from gate.judging.services import build as build_services
 from gate.logsafe import flatten
 from gate.pipeline.livejudge import judge_live
@@ -112,8 +113,9 @@ def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -
         before = before or [(None, None)] * len(keys)
         needed = fixed or loaded.config.adaptive.start
         texts = [output.text for output, _ in now if output is not None]
+        contexts = [output.contexts for output, _ in now if output is not None]
         try:
-            keys = measure_keys(loaded, case, texts, ruled_asks(ruling))
+            keys = measure_keys(loaded, case, texts, ruled_asks(ruling), contexts)
             verdicts = changed_measures(
                 mine, base, case.id, keys, pairwise_fingerprint(loaded, case)
             )
@@ -291,8 +293,10 @@ def _copy_measures(
         case = by_id.get(result.id)
         if case is None:
             continue
-        texts = [sample.text or "" for sample in result.outputs if sample.status != "error"]
-        keys = measure_keys(pinned, case, texts)  # every ask its pin makes
+        judged = [sample for sample in result.outputs if sample.status != "error"]
+        texts = [sample.text or "" for sample in judged]
+        contexts = [recorded_contexts(sample.contexts) for sample in judged]
+        keys = measure_keys(pinned, case, texts, 1, contexts)  # every ask its pin makes
         entries = theirs.entries(case.id)
         for key in keys:
             if isinstance(entries.get(key), dict):
