@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.dev-installed
 
-.PHONY: demo test test-fast lint typecheck unit bench bench-stats container-test clean
+.PHONY: demo demo-rag test test-fast lint typecheck unit bench bench-stats container-test clean
 
 $(RUNTIME): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -45,6 +45,20 @@ demo-agent: $(RUNTIME)
 	$(BIN)/casegate compare -c $(AGENT)/casegate.yml $(AGENT)/baseline.json \
 		$(AGENT_OUT)/agent-candidate.json --format text
 	@echo "('casegate gate' on this pair exits 1: block)"
+# The RAG example (examples/rag, README "Graded judge and RAG metrics"): BM25 over docs/, a
+# stand-in generator that returns its contexts, and a stand-in judge for the graded judge and
+# the RAG metrics, replayed from committed recordings (no keys, no network).
+RAG := examples/rag
+demo-rag: $(RUNTIME)
+	$(BIN)/casegate run -c $(RAG)/casegate.yml --mode replay --out $(AGENT_OUT)/rag-results.json
+	@echo
+	@echo "--- the candidate (a chattier prompt, one passage retrieved) against the baseline:"
+	$(BIN)/casegate run -c $(RAG)/casegate.candidate.yml --mode replay --quiet \
+		--out $(AGENT_OUT)/rag-candidate.json
+	$(BIN)/casegate compare -c $(RAG)/casegate.yml $(RAG)/baselines/rag.json \
+		$(AGENT_OUT)/rag-candidate.json --format text
+	@echo "('casegate gate' on this pair exits 1: block; the judge is a word-overlap stand-in,"
+	@echo " calibrated on 8 labels, and the report says it is below the bar)"
 
 test: lint typecheck unit
 
