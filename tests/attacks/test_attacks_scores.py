@@ -214,3 +214,39 @@ def test_a_case_inputs_contexts_rewritten_by_the_pull_request_is_a_ruler_change(
         assert "input changed without a version bump" in report
     else:
         assert "version 1 → 2" in report
+
+
+def test_a_pull_request_that_edits_a_recorded_faithfulness_answer_has_it_verified_or_named(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The system's answer (and its contexts) left as the base recorded them; only the
+    judge's recorded claim list on it is flipped to SUPPORTED. Its key is found from the
+    recorded contexts, so `verify: changed` sees the edit."""
+    import json
+
+    import yaml
+
+    from tests.attacks.test_attacks_verify import _base, _commit, _verify_in_a_process
+
+    bot, judge, _ = _modules(project)
+    _suite(project, bot, judge, days="5")  # unfaithful on the base: 5 days, contexts say 14
+    config = yaml.safe_load(project.config_path.read_text())
+    project.write_config(**config, gate={"block_on_critical_failure": True})
+    project.write_cases(
+        [case("refund", "How long?", faithfulness=FAITHFUL, fields_={"critical": True})]
+    )
+    _base(project, monkeypatch)
+    path = project.root / "recordings" / "refund.json"
+    document = json.loads(path.read_text())
+    edited = 0
+    for entry in document["responses"].values():
+        if entry.get("system") == "judge" and "UNSUPPORTED" in entry["output"]["text"]:
+            entry["output"]["text"] = entry["output"]["text"].replace("UNSUPPORTED", "SUPPORTED")
+            entry.pop("seal", None)
+            edited += 1
+    assert edited == 1
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    _commit(project)
+    code, out = _verify_in_a_process(project)
+    assert "recorded again by CI, live: refund" in out or "not sealed by CI: refund" in out, out
+    assert code == 1, out  # the base blocks on this critical failure
