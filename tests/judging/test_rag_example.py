@@ -50,6 +50,7 @@ def test_the_rag_example_replays_to_its_committed_baseline_offline(tmp_path: Pat
     # Every metric the cases name measured a score, and the baseline passes them all.
     scored = {c["check"] for _, _, checks in committed.values() for c in checks}
     assert scored == {
+        "retrieval_recall",
         "faithfulness",
         "answer_relevance",
         "context_recall",
