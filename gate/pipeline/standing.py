@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from gate.checks import RUN_JUDGED
 from gate.deciding.ruler import Ruling
 from gate.deciding.rules import Verdict
 from gate.deciding.staleness import baseline_warnings, overridden_keys
@@ -21,7 +22,8 @@ def with_judge_lines(
 ) -> Verdict:
     """Add the judge pin and its last calibration, held to the suite's `bar`, to a verdict
     on a run that used it."""
-    uses_judge = any(c.check == "judge" for case in candidate.cases for c in case.checks)
+    # The judge, graded or not, and the RAG metrics it answers (checks.RUN_JUDGED).
+    uses_judge = any(c.check in RUN_JUDGED for case in candidate.cases for c in case.checks)
     calibration = read_calibration(root / f"{candidate.suite}.judge-calibration.json")
     system = candidate.config.get("system")
     info, warnings = judge_lines(

@@ -393,3 +393,16 @@ def test_prune_keeps_every_metric_answer_and_drops_a_removed_ones(project: Proje
     assert main(["recordings", "prune"]) == 0
     assert _answers() == 1 + 3 * 2
     assert main(["run", "--quiet", "--out", "replay.json"]) == 0
+
+
+def test_a_report_on_metrics_alone_names_the_judge_and_its_missing_calibration(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rag_project(project)
+    project.write_cases([case("returns", "How do returns work?", faithfulness={"threshold": 1})])
+    assert main(["record", "--quiet", "--out", "a.json"]) == 0
+    capsys.readouterr()
+    assert main(["compare", "a.json", "a.json", "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert "LLM judge: python standin" in out
+    assert "the LLM judge has never been calibrated for this suite" in out
