@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -628,15 +629,23 @@ def _commit_at(folder: Path) -> None:
 
 
 def test_verify_child_cannot_rewrite_the_base_extraction_before_the_baseline_is_read(
-    forged: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    forged: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     # Attack: without the sandbox (not root; or `sandbox: off`, the only way verify can write
     # the workspace in the Action), the recording child rewrites the base commit's extracted
     # baseline (read by read_ground *after* verify) so the critical regression is "no change".
+    # The extraction goes to a temporary folder of this test's own, and the attack reaches
+    # only that one: one that rewrote every /tmp/casegate-base-* would rewrite the base of
+    # whichever test ran beside it.
+    private = tmp_path_factory.mktemp("scratch")
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     forged.write_system(
         "import glob, json\n"
         "def answer(case_input, system):\n"
-        "    for path in glob.glob('/tmp/casegate-base-*/base-*/baselines/demo.json'):\n"
+        f"    for path in glob.glob('{private}/casegate-base-*/base-*/baselines/demo.json'):\n"
         "        data = json.load(open(path))\n"
         "        for c in data['cases']:\n"
         "            if c['id'] == 'greet':\n"
