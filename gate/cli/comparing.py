@@ -35,6 +35,25 @@ def _gate_rule(args: argparse.Namespace, candidate: Any) -> Any:
         raise ConfigError(f"the candidate's gate rule is invalid: {exc}") from None
 
 
+def _rule_warnings(args: argparse.Namespace, baseline: Any, candidate: Any) -> list[str]:
+    """Without a config at hand the candidate's own recorded rule gates it: say so when the
+    baseline was recorded under another (a candidate run without a rule, or a looser one,
+    would otherwise ship unnoticed)."""
+    if _config_at_hand(args):
+        return []
+    before = baseline.config.get("gate") or {}
+    after = candidate.config.get("gate") or {}
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    changed = sorted(key for key in set(before) | set(after) if before.get(key) != after.get(key))
+    if not changed:
+        return []
+    return [
+        f"the candidate was recorded under another gate rule than the baseline "
+        f"({', '.join(changed)}), and gates by its own: pass -c CONFIG to gate by yours"
+    ]
+
+
 def _stale_baseline(args: argparse.Namespace, baseline: Any) -> list[str]:
     """The baseline's staleness, against -c CONFIG (or ./casegate.yml) when there is one."""
     from gate.deciding.staleness import baseline_warnings
@@ -62,7 +81,7 @@ def _compare_files(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
         baseline,
         candidate,
         rule,
-        warnings=_stale_baseline(args, baseline),
+        warnings=[*_rule_warnings(args, whole, candidate), *_stale_baseline(args, baseline)],
         pairwise=_replayed_pairs(args, baseline, candidate),
         holdout=_held_out(args, baseline, candidate),
         run_spread=_run_spread(args, baseline, candidate),

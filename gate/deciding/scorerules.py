@@ -11,7 +11,8 @@ inconclusive under `on_inconclusive: block`, a note otherwise.
 
 The floors, like `min_pass_rate`, are over the candidate's cases the baseline has too, and
 with repeated samples the candidate must prove them at `alpha`: the one-sided normal bound
-with the samples' own variance (the cases are the suite's; only the samples are drawn).
+with each case's variance bounded from above (gate.deciding.scorestats: the samples' own
+variance alone made the bound overshoot; the cases are the suite's, only samples are drawn).
 
 A score the candidate cannot show is never a pass: a case the baseline scored whose
 candidate side has none (every sample in error, or the check gone), a floor's case without
@@ -28,9 +29,9 @@ from gate.deciding.noise.level import Shares
 from gate.deciding.scores import CheckScores, scores_of
 from gate.deciding.scorestats import (
     mean_lower_bound,
+    mean_score_variance,
     pass_hat_k,
     pass_hat_k_variance,
-    sample_variance,
 )
 from gate.results import EPSILON, CaseResult
 from gate.stats import holm
@@ -251,7 +252,7 @@ def _score_floor(
         return
     if all(len(s) <= 1 for s in samples):
         return  # one sample per case: the score is the measurement, as the rate floor's
-    variances = [sample_variance(s) / len(s) for s in samples]
+    variances = [mean_score_variance(s) for s in samples]
     low = mean_lower_bound(means, variances, alpha)
     if low + EPSILON < floor:
         finding.reasons.append(

@@ -36,7 +36,7 @@ from gate.deciding.scorestats import (
     welch_interval,
 )
 from gate.errors import ResultsError
-from gate.results import CaseResult, CheckResult, RunResults
+from gate.results import CaseResult, RunResults
 
 #: pass^k and pass@k are reported at this k when no `min_pass_hat_k` names one
 REPORTED_K = 3
@@ -181,14 +181,30 @@ def _checked(value: Any, case_id: str, check: str, role: str) -> float:
 
 
 def validate_scores(run: RunResults, role: str) -> None:
-    """Refuse a results file holding any score that is not a number from 0 to 1."""
+    """Refuse a results file holding any score that is not a number from 0 to 1, a check
+    named twice in one list (which of its scores would count?), or a scored case whose
+    samples are not all there (the case's line alone would be believed)."""
     for case in run.cases:
-        checks: list[CheckResult] = list(case.checks)
-        for sample in case.outputs:
-            checks.extend(sample.checks)
-        for result in checks:
-            if result.score is not None:
-                _checked(result.score, case.id, result.check, role)
+        lists = [case.checks, *(sample.checks for sample in case.outputs)]
+        for results in lists:
+            names = [result.check for result in results]
+            if len(set(names)) != len(names):
+                twice = next(name for name in names if names.count(name) > 1)
+                raise ResultsError(
+                    f"the {role} results name check {twice!r} twice for one output of case "
+                    f"{case.id!r}: no run writes that, so the file was edited or broken and "
+                    "is not believed — run the suite again to write it"
+                )
+            for result in results:
+                if result.score is not None:
+                    _checked(result.score, case.id, result.check, role)
+        scored = any(result.score is not None for results in lists for result in results)
+        if scored and len(case.outputs) != case.samples:
+            raise ResultsError(
+                f"the {role} results say case {case.id!r} drew {case.samples} sample(s) but "
+                f"hold {len(case.outputs)}: its scores cannot be read from samples that are "
+                "not there, so the file is not believed — run the suite again to write it"
+            )
 
 
 def scored_checks(runs: Sequence[RunResults]) -> list[str]:

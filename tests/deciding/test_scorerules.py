@@ -161,13 +161,19 @@ def test_the_floor_must_be_proven_with_samples() -> None:
 
 def test_pass_hat_k_floor_and_short_cases() -> None:
     base = [scored(f"c{i}", [0.9] * 5) for i in range(10)]
-    good = [scored(f"c{i}", [0.9] * 5) for i in range(10)]
+    good = [scored(f"c{i}", [0.9] * 30) for i in range(10)]
+    few = [scored(f"c{i}", [0.9] * 5) for i in range(10)]
     flaky = [scored(f"c{i}", [0.9, 0.9, 0.1, 0.9, 0.9]) for i in range(10)]
     short = [scored(f"c{i}", [0.9] * (2 if i == 0 else 5)) for i in range(10)]
     gate = {"min_pass_hat_k": {"k": 3, "min": 0.9}}
     comparison, verdict = _verdict(base, good, gate)
     assert verdict.decision == "ship"
     assert comparison.scores.pass_k.suite(1) == 1.0
+    # 50 samples that all passed do not prove pass^3 >= 0.9 at 2%: a pass rate of 0.925
+    # (Clopper-Pearson's 98% lower bound for 50 of 50) gives pass^3 0.79.
+    _, verdict = _verdict(base, few, gate)
+    (reason,) = [r for r in verdict.reasons if r.rule == "min_pass_hat_k"]
+    assert "pass^3 1.000 over 10 case(s) does not prove ≥ 0.9" in reason.message
     _, verdict = _verdict(base, flaky, gate)
     assert verdict.decision == "block"
     (reason,) = [r for r in verdict.reasons if r.rule == "min_pass_hat_k"]

@@ -76,3 +76,53 @@ def test_a_forged_score_is_refused_with_exit_2(
     err = capsys.readouterr().err
     assert err.strip(), "refused without saying why"
     assert "Traceback" not in err
+
+
+def _falls_but_hides_it(candidate: Path, hide: str) -> None:
+    """Edit a candidate that fell by 0.12 so one case reads high, as found independently."""
+    data = json.loads(candidate.read_text())
+    case = data["cases"][0]
+    if hide == "outputs dropped":
+        # The samples gone, the case's line claiming 0.99 over its 4 samples.
+        case["outputs"] = []
+        case["checks"][0]["score"] = 0.99
+    else:
+        # The check named twice on each sample: the real score, then a perfect one.
+        for sample in case["outputs"]:
+            sample["checks"].append({**sample["checks"][0], "score": 1.0})
+    candidate.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("hide", ["outputs dropped", "check named twice"])
+def test_a_candidate_that_hides_its_samples_scores_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], hide: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    baseline, candidate = _files(tmp_path, -0.12)
+    _falls_but_hides_it(candidate, hide)
+    assert main(["gate", str(baseline), str(candidate)]) == 2
+    err = capsys.readouterr().err
+    said = "drew 4 sample(s) but hold 0" if hide == "outputs dropped" else "twice"
+    assert said in err and "Traceback" not in err
+
+
+def test_gate_says_when_the_candidate_brought_its_own_looser_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without -c (and no ./casegate.yml) `gate` reads the candidate's recorded rule: a
+    candidate recorded with a drop margin of 0.5 ships its 0.12 fall, but not unnoticed."""
+    monkeypatch.chdir(tmp_path)
+    baseline, candidate = _files(tmp_path, -0.12)
+    data = json.loads(candidate.read_text())
+    data["config"]["gate"]["max_mean_score_drop"] = {"check": "similar", "drop": 0.5}
+    candidate.write_text(json.dumps(data))
+    assert main(["gate", str(baseline), str(candidate)]) == 0
+    out = capsys.readouterr().out
+    assert "recorded under another gate rule than the baseline (max_mean_score_drop)" in out
+    # Gated by the baseline's rule through -c, the fall blocks.
+    config = tmp_path / "rule.yml"
+    config.write_text(
+        "suite: s\ncases: cases\nsystem: {name: sys, provider: python, target: m:f}\n"
+        "gate: {max_mean_score_drop: {check: similar, drop: 0.05}}\n"
+    )
+    assert main(["gate", "-c", str(config), str(baseline), str(candidate)]) == 1

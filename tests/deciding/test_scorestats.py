@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,8 +16,10 @@ from scipy import stats
 from gate.deciding.scorestats import (
     clustered_interval,
     mean_lower_bound,
+    mean_score_variance,
     pass_at_k,
     pass_hat_k,
+    pass_hat_k_variance,
     sign_flip_sum_lower,
     smallest_p,
     welch_interval,
@@ -172,3 +175,64 @@ def test_mean_lower_bound_is_the_normal_one() -> None:
     expected = np.mean(values) - stats.norm.ppf(0.98) * math.sqrt(sum(variances)) / 3
     assert mean_lower_bound(values, variances, 0.02) == pytest.approx(expected)
     assert mean_lower_bound([0.01, 0.0], [0.5, 0.5], 0.02) == 0.0  # scores are never below 0
+
+
+# --- the floors' bound holds its level at the boundary ---------------------------------
+# An independent simulation found both floors shipping above alpha at the floor itself:
+# the samples' own variance is smallest exactly when a case's few samples missed its rare
+# low score, which is when its mean reads high. These replay that finding, seeded.
+
+
+def _ship_rate_at_the_floor(draw: Any, bound: Any, reps: int = 1500) -> float:
+    rng = np.random.default_rng(7)
+    return sum(bound(*draw(rng)) for _ in range(reps)) / reps
+
+
+def _skewed_scores(rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """20 cases, 3 samples each: scores near 1 with an 8% chance of a 0 (an LLM that now and
+    then answers nothing useful); the truth is each case's mean."""
+    means = rng.beta(4, 1, size=20)
+    zero = rng.random((20, 3)) < 0.08
+    scores = np.where(zero, 0.0, np.clip(rng.normal(means[:, None], 0.05, (20, 3)), 0, 1))
+    truth = float(np.mean((1 - 0.08) * np.clip(means, 0, 1)))  # close enough: clip is rare
+    return scores, truth
+
+
+def test_the_mean_floor_ships_at_most_alpha_where_the_truth_is_the_floor() -> None:
+    def ships(scores: np.ndarray, truth: float) -> bool:
+        means = [float(row.mean()) for row in scores]
+        variances = [mean_score_variance([float(v) for v in row]) for row in scores]
+        return mean_lower_bound(means, variances, 0.02) >= truth
+
+    def ships_on_own_spread(scores: np.ndarray, truth: float) -> bool:
+        means = [float(row.mean()) for row in scores]
+        variances = [float(row.var(ddof=1)) / len(row) for row in scores]
+        return mean_lower_bound(means, variances, 0.02) >= truth
+
+    rate = _ship_rate_at_the_floor(_skewed_scores, ships)
+    assert stats.binomtest(round(rate * 1500), 1500, 0.02, "greater").pvalue > 0.05
+    # The control: the samples' own spread alone overshoots on the same draws.
+    assert _ship_rate_at_the_floor(_skewed_scores, ships_on_own_spread) > 0.035
+
+
+def test_the_pass_hat_k_floor_ships_at_most_alpha_where_the_truth_is_the_floor() -> None:
+    k, samples = 3, 3
+
+    def draw(rng: np.random.Generator) -> tuple[list[int], float]:
+        rates = rng.beta(6, 1, size=50)
+        passes = [int(rng.binomial(samples, rate)) for rate in rates]
+        return passes, float(np.mean(rates**k))
+
+    def ships(passes: list[int], truth: float) -> bool:
+        values = [pass_hat_k(c, samples, k) or 0.0 for c in passes]
+        variances = [pass_hat_k_variance(c, samples, k) for c in passes]
+        return mean_lower_bound(values, variances, 0.02) >= truth
+
+    rate = _ship_rate_at_the_floor(draw, ships)
+    assert stats.binomtest(round(rate * 1500), 1500, 0.02, "greater").pvalue > 0.05
+
+
+def test_a_case_whose_samples_all_agree_still_carries_spread() -> None:
+    assert mean_score_variance([1.0, 1.0, 1.0]) == pytest.approx((4 / 5) * (1 / 5) / 3)
+    assert pass_hat_k_variance(3, 3, 3) == pytest.approx((4 / 5) ** 3 * (1 - (4 / 5) ** 3))
+    assert mean_score_variance([0.0, 1.0]) == pytest.approx(0.5 / 2)  # the samples' own
