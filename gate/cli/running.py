@@ -259,6 +259,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def _dry_run(args: argparse.Namespace, *, estimate: bool) -> int:
     """What the run would call and spend, from the recordings there are; no call made."""
     from gate.checks import uses_judge
+    from gate.checks.graded import judged_checks
     from gate.produce import dryrun
 
     loaded, cases = load(args)
@@ -269,7 +270,9 @@ def _dry_run(args: argparse.Namespace, *, estimate: bool) -> int:
     only_missing = getattr(args, "only_missing", False)
     planned = dryrun.plan_calls(loaded, cases, only_missing=only_missing, estimate=estimate)
     judged = sum(1 for case in cases if uses_judge(case.expect))
-    for line in dryrun.describe(loaded, planned, judged=judged):
+    repeats = (loaded.config.judge.consistency if loaded.config.judge else None) or 1
+    asks = repeats * sum(len(judged_checks(case.expect)) for case in cases)
+    for line in dryrun.describe(loaded, planned, judged=judged, asks=asks):
         print(line)
     return 0
 

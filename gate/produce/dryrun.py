@@ -65,8 +65,12 @@ def _tokens(entries: Any) -> tuple[float, float] | None:
     return (sum(t[0] for t in seen) / len(seen), sum(t[1] for t in seen) / len(seen))
 
 
-def describe(loaded: LoadedConfig, planned: Sequence[Planned], *, judged: int) -> list[str]:
-    """The lines `--dry-run` prints; `judged` counts the cases that also ask the judge."""
+def describe(
+    loaded: LoadedConfig, planned: Sequence[Planned], *, judged: int, asks: int = 0
+) -> list[str]:
+    """The lines `--dry-run` prints; `judged` counts the cases that also ask the judge, and
+    `asks` the judge's questions about one sample of each of them, summed (a graded judge
+    and each RAG metric ask apart, each as often as `judge.consistency` says)."""
     low, high = sum(p.low for p in planned), sum(p.high for p in planned)
     calls = f"{low}" if low == high else f"{low} to {high}"
     samples = loaded.config.samples
@@ -76,8 +80,9 @@ def describe(loaded: LoadedConfig, planned: Sequence[Planned], *, judged: int) -
         f"(samples: {samples}{cap})"
     ]
     if judged:
+        each = "once" if asks <= judged else f"{asks} times in all"
         lines.append(
-            f"and the judge once per sample of the {judged} case(s) that use it "
+            f"and the judge {each} per sample of the {judged} case(s) that use it "
             "(their cost is not estimated here)"
         )
     known = [p for p in planned if p.tokens is not None]

@@ -127,3 +127,36 @@ def test_the_judge_calls_are_counted_apart(
         "and the judge once per sample of the 1 case(s) that use it "
         "(their cost is not estimated here)"
     )
+
+
+def test_the_judge_asks_once_per_check_and_repeat_of_each_sample(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A graded judge and a RAG metric ask apart, each `judge.consistency` times: the line
+    counts every ask, not one a case."""
+    setup(project, samples=1)
+    project.write_cases(
+        [
+            {
+                "id": "a",
+                "input": {"question": "hi", "contexts": ["Hello is a greeting."]},
+                "expect": {
+                    "judge": {"rubric": "a greeting?", "scale": "1-5", "threshold": 0.5},
+                    "faithfulness": {"threshold": 0.8},
+                },
+            },
+            case("b", "hi", judge={"rubric": "is it a greeting?"}),
+        ]
+    )
+    project.write_config(
+        system={"name": "echo", "provider": "python", "target": f"{project.module}:answer",
+                "model": "m1"},
+        pricing=PRICED,
+        judge={"provider": "openai", "model": "judge-1", "base_url": "http://127.0.0.1:9/v1",
+               "consistency": 3},
+    )  # fmt: skip
+    out = dry(capsys, "record")
+    assert out[1] == (
+        "and the judge 9 times in all per sample of the 2 case(s) that use it "
+        "(their cost is not estimated here)"
+    )
