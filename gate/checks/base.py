@@ -110,9 +110,31 @@ class Subject:
 
     def passages(self) -> tuple[Context, ...] | str:
         """The contexts the output was grounded on: the system's, else the case input's
-        `contexts` (a list of strings or `{id, text}`); a string says why there are none."""
-        if self.contexts:
-            return tuple(self.contexts)
+        `contexts` (a list of strings or `{id, text}`); a string says why there are none.
+
+        When the case input gives the passages, they are the ruler's: the system may report
+        them reordered or a few of them (a reranker), never a passage the case does not hold
+        (a system that could swap in its own would choose what its answer is judged against).
+        """
+        given = self._given_passages()
+        if not self.contexts:
+            return given
+        if isinstance(given, tuple):
+            held: dict[str, set[str | None]] = {}
+            for passage in given:
+                held.setdefault(passage.text, set()).add(passage.id)
+            for rank, passage in enumerate(self.contexts, start=1):
+                ids = held.get(passage.text)
+                if ids is None or not (None in ids or passage.id in ids):
+                    return (
+                        f"the system reported passage {rank} (id {passage.id!r}), which is not "
+                        "one of the case input's `contexts`: the case's passages are the ones "
+                        "judged"
+                    )
+        return tuple(self.contexts)
+
+    def _given_passages(self) -> tuple[Context, ...] | str:
+        """The case input's `contexts`, or why there are none."""
         given = self.case_input.get("contexts") if isinstance(self.case_input, Mapping) else None
         if given is None:
             return "no contexts: the system returned none and the case input has no `contexts`"

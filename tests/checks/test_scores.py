@@ -210,11 +210,25 @@ class TestBuiltInScores:
 
 
 class TestContexts:
-    def test_the_system_contexts_come_first_then_the_case_input(self) -> None:
+    def test_the_system_contexts_come_first_then_the_case_input_s(self) -> None:
         subject = checks.Subject("a", {"contexts": ["given"]})
         assert subject.passages() == (Context(text="given"),)
         subject.contexts = (Context(id="d1", text="retrieved"),)
-        assert subject.passages() == (Context(id="d1", text="retrieved"),)
+        assert isinstance(subject.passages(), str)  # not one of the case input's
+        alone = checks.Subject("a", {"question": "q"})
+        alone.contexts = (Context(id="d1", text="retrieved"),)
+        assert alone.passages() == (Context(id="d1", text="retrieved"),)
+
+    def test_with_the_case_inputs_contexts_the_system_reports_only_theirs(self) -> None:
+        given = {"contexts": ["one", {"id": "d2", "text": "two"}]}
+        subject = checks.Subject("a", given)
+        # Reordered, a subset, an id added to an unnamed passage: the case's passages.
+        subject.contexts = (Context(id="d2", text="two"), Context(id="x", text="one"))
+        assert subject.passages() == subject.contexts
+        for foreign in (Context(id="d2", text="three"), Context(id="d9", text="two")):
+            subject.contexts = (Context(text="one"), foreign)
+            found = subject.passages()
+            assert isinstance(found, str) and "passage 2" in found
 
     @pytest.mark.parametrize(
         "given", ["one string", [], [{"id": "a", "body": "x"}], [3], [{"id": ["a"]}]]
