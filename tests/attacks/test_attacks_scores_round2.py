@@ -85,3 +85,57 @@ def test_a_system_cannot_replace_the_case_inputs_contexts_with_its_own(
     (faithful,) = [c for c in result.checks if c.check == "faithfulness"]
     assert not faithful.ok and faithful.score == 0.0
     assert "not one of the case input's `contexts`" in faithful.reason
+
+
+#: the judge's answer (in replay: the pull request's recording of it) carries a payload into
+#: the reason the gate prints and comments
+PAYLOAD = (
+    "\x1b[2J\x1b[32mSHIP\x1b[0m ::error title=x::pwned @octocat #12 <img src=x onerror=alert(1)> "
+    "[click](https://evil.example) ### Fake section \u202e"
+)
+INJECTING_JUDGE = f"""
+def grade(asked, system):
+    prompt = system["prompt"]
+    good = "14 days" in asked.get("output", asked.get("answer", ""))
+    if "SCORE <n>" in prompt and "rubric" in asked:
+        return "SCORE 5: fine" if good else "SCORE 1: " + {PAYLOAD!r}
+    return ("SUPPORTED: fine" if good else "UNSUPPORTED: " + {PAYLOAD!r}) + "\\nEND"
+"""
+
+
+def test_a_judges_reason_cannot_inject_into_the_log_or_the_comment(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bot, judge = _modules(project)
+    project.write_text(f"{judge}.py", INJECTING_JUDGE)
+    _suite(project, bot, judge)
+    project.write_cases(
+        [
+            {
+                "id": "refund",
+                "input": {"question": "How long?", "contexts": ["Refunds take 14 days."]},
+                "expect": {
+                    "faithfulness": FAITHFUL,
+                    "judge": {"rubric": "Says 14 days.", "scale": "1-5", "threshold": 0.75},
+                },
+            }
+        ]
+    )
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    _suite(project, bot, judge, days="5")
+    assert main(["record", "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["check", "--out", "c.json", "--report", "r.md", "-v"])
+    captured = capsys.readouterr()
+    assert code == 1  # the case regressed
+    log = captured.out + captured.err
+    assert "pwned" in log or "pwned" in (project.root / "r.md").read_text()
+    assert "\x1b" not in log and "\u202e" not in log
+    assert not any(line.lstrip().startswith("::") for line in log.splitlines()), log
+    report = (project.root / "r.md").read_text()
+    assert "\u202e" not in report  # ESC renders as nothing on GitHub; a bidi control reorders
+    assert "<img" not in report
+    assert "@octocat" not in report and "[click](" not in report and "#12" not in report
+    assert "\n### Fake" not in report and not any(
+        line.startswith("#") and "Fake" in line for line in report.splitlines()
+    )
