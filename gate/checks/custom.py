@@ -186,12 +186,17 @@ def _outcome(entry: CustomCheck, outcome: Any) -> tuple[bool, str, float | None]
             return f"{entry.spec} returned `passed` {describe(passed)}, not true or false"
     else:
         return f"{entry.spec} returned {describe(outcome)}, not {_RETURNS}"
-    if score is not None and not valid_score(score):
-        return f"{entry.spec} returned the score {describe(score)}, not a number from 0 to 1"
+    if score is not None:
+        # The number itself, not what a subclass's __float__ or comparisons say it is.
+        if isinstance(score, float):
+            score = float.__float__(score)
+        elif isinstance(score, int) and not isinstance(score, bool):
+            score = float(int.__int__(score))
+        if not valid_score(score):
+            return f"{entry.spec} returned the score {describe(score)}, not a number from 0 to 1"
     reason = reason if isinstance(reason, str) else str(reason)
     if score is None:
         return bool(passed), reason, None
-    score = float(score)
     if entry.threshold is None:
         if passed is None:
             return (

@@ -139,3 +139,53 @@ def test_a_judges_reason_cannot_inject_into_the_log_or_the_comment(
     assert "\n### Fake" not in report and not any(
         line.startswith("#") and "Fake" in line for line in report.splitlines()
     )
+
+
+#: a custom check whose score is a float subclass that lies to float() and to comparisons
+LYING_SCORE = """
+class Score(float):
+    def __float__(self):
+        return 1.0
+
+    def __le__(self, other):
+        return True
+
+    def __ge__(self, other):
+        return True
+
+    def __lt__(self, other):
+        return False
+
+
+def check(text, case):
+    return Score(0.9 if "14 days" in text else 0.1)
+"""
+
+
+def test_a_custom_checks_score_is_its_number_not_what_its_float_says(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The custom check is the suite's own code (the base's under a ruling), in the judging
+    process; its number is read as the number it holds: 0.1 under a threshold of 0.5 fails."""
+    bot, judge = _modules(project)
+    scorer = f"lying_{project.module}"
+    project.write_text(f"{scorer}.py", LYING_SCORE)
+    _suite(project, bot, judge)
+    project.write_cases(
+        [
+            case(
+                "refund",
+                "How long?",
+                check={"fn": f"{scorer}:check", "threshold": 0.5},
+                fields_={"critical": True},
+            )
+        ]
+    )
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    _suite(project, bot, judge, days="5")
+    assert main(["record", "--quiet"]) == 0
+    code = main(["check", "--quiet", "--out", "c.json"])
+    captured = capsys.readouterr()
+    assert code == 1, captured.out + captured.err
+    (found,) = read_results(project.root / "c.json").case_map()["refund"].checks
+    assert not found.ok and found.score == pytest.approx(0.1)
