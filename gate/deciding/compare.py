@@ -21,7 +21,7 @@ from gate.deciding.replayed import ReplayAccount
 from gate.deciding.rulerside import RulerReview
 from gate.deciding.sampling import Sampling, sampling_of
 from gate.deciding.scores import ScoreAnalysis, analyse_scores
-from gate.deciding.usage import Delta, usage_deltas, usage_notes
+from gate.deciding.usage import Delta, unpriced, usage_deltas, usage_notes
 from gate.errors import ResultsError
 from gate.judging.pairs import PairwiseAnalysis
 from gate.results import EPSILON, CaseResult, RunResults
@@ -91,6 +91,8 @@ class Comparison:
     usage: list[Delta] = field(default_factory=list)
     #: why a side's cost reads n/a (no price for its model, no token usage), when it does
     usage_notes: list[str] = field(default_factory=list)
+    #: shared cases the baseline priced and the candidate answered with no cost known
+    unpriced: list[str] = field(default_factory=list)
     baseline_cases: dict[str, CaseResult] = field(default_factory=dict)
     candidate_cases: dict[str, CaseResult] = field(default_factory=dict)
     #: set when either run has repeated samples: the lists above then come from tests
@@ -346,6 +348,7 @@ def compare(
         ruler_changes=_ruler_changes(baseline, candidate, comparable),
         usage=usage_deltas(baseline, candidate, shared_ids),
         usage_notes=usage_notes(baseline, candidate),
+        unpriced=unpriced(baseline, candidate, shared_ids),
         baseline_cases=before,
         candidate_cases=after,
         noise=noise,

@@ -52,6 +52,14 @@ def _increase_rule(
 ) -> Reason | None:
     if limit is None:
         return None
+    if name.startswith("cost_usd") and comparison.unpriced:
+        return Reason(
+            "max_cost_increase",
+            f"the cost of {len(comparison.unpriced)} case(s) the baseline priced is unknown on "
+            "the candidate (no token usage reported, or no price for its model), so "
+            "max_cost_increase cannot be checked: a cost that cannot be shown is never a pass",
+            comparison.unpriced,
+        )
     delta = comparison.usage_of(name)
     if delta.relative is None:
         notes.append(

@@ -88,6 +88,22 @@ def _per_answer(
     )
 
 
+def unpriced(baseline: RunResults, candidate: RunResults, shared: Iterable[str]) -> list[str]:
+    """The shared cases the baseline priced whose candidate answered (not only errors) with
+    no cost known: the cost per answer leaves them out, so it cannot speak for them."""
+    ids = list(shared)
+    before, after = _case_means(baseline, ids, "cost_usd"), _case_means(candidate, ids, "cost_usd")
+    cases = candidate.case_map()
+    return sorted(
+        case_id
+        for case_id in ids
+        if case_id in before
+        and case_id not in after
+        and case_id in cases
+        and any(sample.status != "error" for sample in cases[case_id].outputs)
+    )
+
+
 def _case_means(run: RunResults, ids: list[str], field: str) -> dict[str, float]:
     cases = run.case_map()
     means = {}

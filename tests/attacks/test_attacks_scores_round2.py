@@ -189,3 +189,52 @@ def test_a_custom_checks_score_is_its_number_not_what_its_float_says(
     assert code == 1, captured.out + captured.err
     (found,) = read_results(project.root / "c.json").case_map()["refund"].checks
     assert not found.ok and found.score == pytest.approx(0.1)
+
+
+#: a system that reports its token usage; the pull request's twin reports none on one case
+PRICED_BOT = """
+def answer(case_input, system):
+    return {"text": "Refunds take 14 days", "input_tokens": 1000, "output_tokens": 100,
+            "model": "standin"}
+"""
+UNPRICED_BOT = """
+def answer(case_input, system):
+    if case_input["question"] == "cheap":
+        return {"text": "Refunds take 14 days", "input_tokens": 1000, "output_tokens": 100,
+                "model": "standin"}
+    return {"text": "Refunds take 14 days", "model": "standin"}
+"""
+
+
+@pytest.mark.parametrize("reported", ["on one case", "on none"])
+def test_a_cost_the_candidate_stops_reporting_does_not_pass_max_cost_increase(
+    project: Project, capsys: pytest.CaptureFixture[str], reported: str
+) -> None:
+    """The baseline priced every case; the pull request's answers report no token usage
+    (on the dear case, or on all): the cost per answer is compared over what is left, or
+    not at all, and `max_cost_increase` must not read that as "no increase"."""
+    bot = f"priced_{project.module}"
+    project.write_text(f"{bot}.py", PRICED_BOT)
+    config: dict[str, Any] = {
+        "pricing": {"standin": {"input": 1.0, "output": 2.0}},
+        "gate": {"max_cost_increase": 0.1},
+    }
+    project.write_config(
+        system={"name": "s", "provider": "python", "target": f"{bot}:answer"}, **config
+    )
+    project.write_cases(
+        [case("cheap", "cheap", contains="Refunds"), case("dear", "dear", contains="Refunds")]
+    )
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    other = f"unpriced_{project.module}"
+    body = UNPRICED_BOT if reported == "on one case" else UNPRICED_BOT.replace('"cheap"', '"-"')
+    project.write_text(f"{other}.py", body)
+    project.write_config(
+        system={"name": "s", "provider": "python", "target": f"{other}:answer"}, **config
+    )
+    assert main(["record", "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["check", "--out", "c.json"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "max_cost_increase" in out and "dear" in out, out
