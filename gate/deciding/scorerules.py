@@ -192,11 +192,15 @@ def _judge_drop(
 
 
 def _floor_cases(comparison: Comparison) -> list[CaseResult]:
-    """The candidate's cases the baseline has too (a new case counts once a baseline has it)."""
+    """The candidate's cases the baseline has too, at the same version (a new or re-versioned
+    case counts once a baseline has it: a re-versioned case's `expect` is the pull request's,
+    which must not hold the base's floor up)."""
+    changed = set(comparison.changed)
     return [
         case
         for case_id, case in sorted(comparison.candidate_cases.items())
-        if not comparison.baseline_cases or case_id in comparison.baseline_cases
+        if (not comparison.baseline_cases or case_id in comparison.baseline_cases)
+        and case_id not in changed
     ]
 
 
@@ -220,8 +224,9 @@ def _score_floor(
                 "min_mean_score",
                 f"no case has a score for check {check!r}, so the floor min_mean_score "
                 f"{check}: {floor:g} cannot be checked (checks with scores: "
-                f"{_known_checks(comparison)}): name a check that scores, or unset it",
-                [],
+                f"{_known_checks(comparison)}; re-versioned cases count once a baseline has "
+                "them): name a check that scores, or unset it",
+                sorted(comparison.changed),
             )
         )
         return
@@ -283,6 +288,15 @@ def _pass_hat_k_floor(
         )
         return
     if not cases:
+        if comparison.candidate_cases:
+            finding.reasons.append(
+                (
+                    "min_pass_hat_k",
+                    f"no case the baseline has at the same version is left to measure pass^{k} "
+                    f"on, so the floor {floor:g} cannot be vouched for",
+                    [],
+                )
+            )
         return
     values = [pass_hat_k(case.passes, case.samples, k) or 0.0 for case in cases]
     mean = sum(values) / len(values)

@@ -238,3 +238,46 @@ def test_a_cost_the_candidate_stops_reporting_does_not_pass_max_cost_increase(
     out = capsys.readouterr().out
     assert code == 1, out
     assert "max_cost_increase" in out and "dear" in out, out
+
+
+#: a judge that grades by the rubric it is given: any answer meets "Anything."
+RUBRIC_JUDGE = """
+def grade(asked, system):
+    if asked.get("rubric") == "Anything.":
+        return "SCORE 5: anything goes"
+    return "SCORE 5: names 14 days" if "14 days" in asked["output"] else "SCORE 1: wrong"
+"""
+
+
+def test_a_reversioned_case_with_an_easier_rubric_does_not_lift_the_score_floor(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`min_mean_score` is over the cases the baseline has. The pull request makes every
+    answer wrong, and re-versions every plain case with a rubric any answer meets (a
+    re-versioned plain case is a new test, listed, not a loosening): those are new cases
+    now, and cannot hold the base's floor up."""
+    bot, judge = _modules(project)
+    project.write_text(f"{judge}.py", RUBRIC_JUDGE)
+    config: dict[str, Any] = {"gate": {"min_mean_score": {"judge": 0.75}}}
+
+    def write(days: str, rubric: str, version: int) -> None:
+        _suite(project, bot, judge, days=days, **config)
+        graded = {"rubric": rubric, "scale": "1-5", "threshold": 0.0}
+        project.write_cases(
+            [
+                {**case(name, "How long?", judge=graded), "version": version}
+                for name in ("a", "b", "c")
+            ]
+        )
+
+    write("14", "Says 14 days.", 1)
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    write("5", "Anything.", 2)
+    assert main(["record", "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["check", "--base", "main", "--out", "c.json"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "min_mean_score" in out and "re-versioned" in out, out
