@@ -70,6 +70,12 @@ def score_rules(comparison: Comparison, rule: GateConfig, shares: Shares) -> Sco
     if rule.min_pass_hat_k is not None:
         wanted = rule.min_pass_hat_k
         _pass_hat_k_floor(comparison, wanted.k, wanted.min, rule.alpha, finding)
+    left_out = sorted(set(comparison.changed) & set(comparison.baseline_cases))
+    if left_out and (rule.min_mean_score or rule.min_pass_hat_k is not None):
+        finding.notes.append(
+            f"{len(left_out)} re-versioned case(s) are left out of the score floors until a "
+            f"baseline has them (their `expect` is this change's): {_ids(left_out)}"
+        )
     return finding
 
 

@@ -281,3 +281,4 @@ def test_a_reversioned_case_with_an_easier_rubric_does_not_lift_the_score_floor(
     out = capsys.readouterr().out
     assert code == 1, out
     assert "min_mean_score" in out and "re-versioned" in out, out
+    assert "3 re-versioned case(s) are left out of the score floors" in out, out
