@@ -9,11 +9,13 @@ Every test asserts the SAFE outcome: a failing test means the attack worked.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from gate.cli import main
+from gate.errors import ResultsError
 from gate.results import read_results
 from tests.attacks.test_attacks_scores import JUDGE, _suite
 from tests.conftest import Project, case
@@ -282,3 +284,52 @@ def test_a_reversioned_case_with_an_easier_rubric_does_not_lift_the_score_floor(
     assert code == 1, out
     assert "min_mean_score" in out and "re-versioned" in out, out
     assert "3 re-versioned case(s) are left out of the score floors" in out, out
+
+
+# --- results files: the case line, the samples and the check names disagree -------------
+
+
+def _edited_candidates() -> dict[str, Any]:
+    """Each: a candidate a hand (or a run) edited so its falling case `c03` looks fine."""
+    from tests.deciding.scored import scored
+
+    def case_line_only() -> Any:
+        fell = scored("c03", [0.1] * 5)
+        for sample in fell.outputs:  # the samples keep their verdicts, lose their scores
+            sample.checks = [dataclasses.replace(c, score=None) for c in sample.checks]
+        fell.checks = [dataclasses.replace(fell.checks[0], score=0.95)]
+        return fell
+
+    def renamed() -> Any:
+        return scored("c03", [0.1] * 5, check="similar2")
+
+    def duplicated() -> Any:
+        fell = scored("c03", [0.1] * 5)
+        for sample in fell.outputs:
+            sample.checks = [*sample.checks, dataclasses.replace(sample.checks[0], score=1.0)]
+        return fell
+
+    return {"case line only": case_line_only, "renamed": renamed, "duplicated": duplicated}
+
+
+@pytest.mark.parametrize("edit", ["case line only", "renamed", "duplicated"])
+def test_a_results_files_case_line_or_names_cannot_stand_in_for_its_samples(edit: str) -> None:
+    from gate.deciding.compare import compare
+    from gate.deciding.rules import decide
+    from gate.suite.config import GateConfig
+    from tests.deciding.scored import scored, scored_run
+
+    base = [scored(f"c{i:02d}", [0.9] * 5) for i in range(8)]
+    cand = [scored(f"c{i:02d}", [0.9] * 5) for i in range(8)]
+    cand[3] = _edited_candidates()[edit]()
+    rule = GateConfig.model_validate(
+        {"min_mean_score": {"similar": 0.85}, "block_on_pass_rate_drop": False}
+    )
+    if edit == "duplicated":  # never a file casegate writes: not believed
+        with pytest.raises(ResultsError, match="twice on one answer of case 'c03'"):
+            compare(scored_run(base), scored_run(cand), rule)
+        return
+    verdict = decide(compare(scored_run(base), scored_run(cand), rule), rule)
+    reasons = [r for r in verdict.reasons if r.rule == "min_mean_score"]
+    assert verdict.decision == "block" and reasons, verdict
+    assert reasons[0].cases == ["c03"]
