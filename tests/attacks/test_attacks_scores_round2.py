@@ -333,3 +333,36 @@ def test_a_results_files_case_line_or_names_cannot_stand_in_for_its_samples(edit
     reasons = [r for r in verdict.reasons if r.rule == "min_mean_score"]
     assert verdict.decision == "block" and reasons, verdict
     assert reasons[0].cases == ["c03"]
+
+
+@pytest.mark.parametrize(
+    "pr_gate",
+    [
+        {"min_mean_score": {"judge": 0.0}},
+        {},
+        {"min_mean_score": {"judge": 0.75, "faithfulness": 0.0}},
+        {"min_mean_score": {"judge": 0.75}, "max_mean_score_drop": {"check": "judge", "drop": 1}},
+    ],
+    ids=["floor lowered", "floor removed", "floor added", "drop rule added"],
+)
+def test_a_pull_requests_own_score_rules_do_not_judge_it(
+    project: Project, capsys: pytest.CaptureFixture[str], pr_gate: dict[str, Any]
+) -> None:
+    """The score rules are the base's: any change to them is a ruler change that needs
+    the label, and the base's floor still judges the wrong answers."""
+    bot, judge = _modules(project)
+    project.write_text(f"{judge}.py", RUBRIC_JUDGE)
+    graded = {"rubric": "Says 14 days.", "scale": "1-5", "threshold": 0.0}
+    project.write_cases([case(name, "How long?", judge=graded) for name in ("a", "b", "c")])
+    _suite(project, bot, judge, gate={"min_mean_score": {"judge": 0.75}})
+    assert main(["baseline", "--mode", "record", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-qb", "change", cwd=project.root)
+    _suite(project, bot, judge, days="5", gate=pr_gate)
+    assert main(["record", "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["check", "--base", "main", "--out", "c.json"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "loosens" in out, out
+    assert "mean 'judge' score 0.000 over 3 case(s) is below the floor 0.75" in out, out
