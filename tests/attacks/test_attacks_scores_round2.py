@@ -366,3 +366,44 @@ def test_a_pull_requests_own_score_rules_do_not_judge_it(
     assert code == 1, out
     assert "loosens" in out, out
     assert "mean 'judge' score 0.000 over 3 case(s) is below the floor 0.75" in out, out
+
+
+# --- pathological outputs: bounded work ---------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["exact", "in_order", "any_order"])
+def test_a_trajectory_of_many_calls_against_a_long_expectation_is_measured_not_hung(
+    order: str,
+) -> None:
+    """200,000 recorded tool calls against 1,000 expected steps: a quadratic LCS would make
+    2 x 10^8 steps in Python (minutes); the bit-parallel one takes a fraction of a second."""
+    from gate import checks
+    from gate.outputs import ToolCall
+
+    expected = [f"t{i % 5}" for i in range(1_000)]
+    called = tuple(ToolCall(name=f"t{i % 7}") for i in range(200_000))
+    judges = checks.build({"trajectory": {"expected": expected, "order": order}})
+    (verdict,) = checks.evaluate(judges, checks.Subject("x", {}, tool_calls=called))
+    assert verdict.score is not None and 0 <= verdict.score <= 1
+    assert len(verdict.reason) < 2_000  # the path is shown cut short, not in full
+    assert verdict.ok is (order != "exact")  # every expected step is there, in order
+
+
+def test_many_contexts_against_a_case_inputs_own_are_checked_in_one_pass() -> None:
+    """100,000 passages the system reports, each one of the case input's 100,000: the check
+    that they are the case's is a lookup each, not a scan of the case's list."""
+    from gate.outputs import Context
+
+    given = [{"id": str(i), "text": f"passage {i}"} for i in range(100_000)]
+    subject = checks_subject(given)
+    subject.contexts = tuple(Context(id=str(i), text=f"passage {i}") for i in range(99_999, -1, -1))
+    found = subject.passages()
+    assert isinstance(found, tuple) and len(found) == 100_000
+    subject.contexts = (*subject.contexts[:-1], Context(id="0", text="passage 1"))
+    assert isinstance(subject.passages(), str)
+
+
+def checks_subject(given: list[dict[str, str]]) -> Any:
+    from gate import checks
+
+    return checks.Subject("x", {"question": "q", "contexts": given})
