@@ -52,15 +52,17 @@ def _increase_rule(
 ) -> Reason | None:
     if limit is None:
         return None
-    if name.startswith("cost_usd") and comparison.unpriced:
-        return Reason(
-            "max_cost_increase",
-            f"the cost of {len(comparison.unpriced)} case(s) the baseline priced is unknown on "
-            "the candidate (no token usage reported, or no price for its model), so "
-            "max_cost_increase cannot be checked: a cost that cannot be shown is never a pass",
-            comparison.unpriced,
-        )
+    rule_name = f"max_{'cost' if name.startswith('cost_usd') else 'latency_p95'}_increase"
     delta = comparison.usage_of(name)
+    unknown = comparison.unpriced if name.startswith("cost_usd") else []
+    if unknown or (delta.baseline is not None and delta.candidate is None):
+        where = f" for {len(unknown)} case(s) the baseline priced" if unknown else ""
+        return Reason(
+            rule_name,
+            f"{label} is unknown on the candidate{where} (no usage reported, or no price), so "
+            "the rule cannot be checked: a figure that cannot be shown is never a pass",
+            unknown,
+        )
     if delta.relative is None:
         notes.append(
             f"{label} rule not applied: {label} is unknown on one side or zero on the baseline"
@@ -68,7 +70,7 @@ def _increase_rule(
         return None
     if delta.relative > limit + EPSILON:
         return Reason(
-            f"max_{'cost' if name.startswith('cost_usd') else 'latency_p95'}_increase",
+            rule_name,
             f"{label} rose {delta.relative:+.1%}, above the allowed {limit:.0%}",
         )
     return None

@@ -239,7 +239,7 @@ def test_a_cost_the_candidate_stops_reporting_does_not_pass_max_cost_increase(
     code = main(["check", "--out", "c.json"])
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "max_cost_increase" in out and "dear" in out, out
+    assert "cost per answer is unknown on the candidate" in out and "dear" in out, out
 
 
 #: a judge that grades by the rubric it is given: any answer meets "Anything."
@@ -407,3 +407,21 @@ def checks_subject(given: list[dict[str, str]]) -> Any:
     from gate import checks
 
     return checks.Subject("x", {"question": "q", "contexts": given})
+
+
+def test_a_latency_the_candidate_does_not_report_does_not_pass_max_latency_p95_increase() -> None:
+    """Recordings stripped of `latency_ms` (in replay they are the pull request's): the p95
+    is unknown on the candidate, and the rule must not read that as "no increase"."""
+    from gate.deciding.compare import compare
+    from gate.deciding.rules import decide
+    from gate.suite.config import GateConfig
+    from tests.factories import result, run
+
+    rule = GateConfig.model_validate({"max_latency_p95_increase": 0.2})
+    base = [result(f"c{i}", latency=100.0) for i in range(3)]
+    cand = [result(f"c{i}", latency=None) for i in range(3)]
+    verdict = decide(compare(run(base), run(cand), rule), rule)
+    assert verdict.decision == "block", verdict
+    assert [r.rule for r in verdict.reasons] == ["max_latency_p95_increase"]
+    both_unknown = [result(f"c{i}", latency=None) for i in range(3)]
+    assert decide(compare(run(both_unknown), run(cand), rule), rule).decision == "ship"
