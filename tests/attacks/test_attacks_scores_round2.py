@@ -326,7 +326,7 @@ def test_a_results_files_case_line_or_names_cannot_stand_in_for_its_samples(edit
         {"min_mean_score": {"similar": 0.85}, "block_on_pass_rate_drop": False}
     )
     if edit == "duplicated":  # never a file casegate writes: not believed
-        with pytest.raises(ResultsError, match="twice on one answer of case 'c03'"):
+        with pytest.raises(ResultsError, match="twice for one output of case 'c03'"):
             compare(scored_run(base), scored_run(cand), rule)
         return
     verdict = decide(compare(scored_run(base), scored_run(cand), rule), rule)
