@@ -145,9 +145,12 @@ def _sealed(key: seal.RecordingKey, case_id: str, request: str, text: str, at: s
 
 
 def test_only_sealed_entries_of_the_suites_cases_not_older_than_the_folders_are_written(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key, other = seal.key_from(KEY), seal.key_from(OTHER_KEY)
+    # The store seals what it writes with the key the process holds, as `recordings adopt`
+    # holds it; without this the test leaned on a key another test left held.
+    monkeypatch.setattr(seal, "_held", key)
     store = RecordingStore(tmp_path / "recordings")
     newer = _sealed(key, "kept", "r1", "made later", "2026-12-02T10:00:00+00:00")
     store.put_entry("kept", "r1", newer)
