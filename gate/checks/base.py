@@ -29,6 +29,16 @@ MAX_PATTERN_SIZE = 20_000
 UNMEASURED = 0.0
 
 
+#: how far under its threshold a score may sit and still meet it: float sums of what is
+#: exactly the threshold (3 x 0.1, a mean of tenths) land a hair under it
+SCORE_TOLERANCE = 1e-9
+
+
+def meets(score: float, threshold: float) -> bool:
+    """Whether a score meets a check's threshold (every measuring check decides so)."""
+    return score + SCORE_TOLERANCE >= threshold
+
+
 class CheckSpecError(Exception):
     """A check's argument in a case file is invalid."""
 

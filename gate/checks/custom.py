@@ -25,11 +25,12 @@ from gate.checks.base import (
     Subject,
     Verdict,
     describe,
+    meets,
     short,
 )
 from gate.checks.figures import finish_name
 from gate.outputs import Context, ToolCall
-from gate.results import EPSILON, valid_score
+from gate.results import valid_score
 
 _SHAPE = (
     "check takes 'module:function', {fn: 'module:function', args: {…}, threshold: 0.7}, "
@@ -204,7 +205,7 @@ def _outcome(entry: CustomCheck, outcome: Any) -> tuple[bool, str, float | None]
                 f"entry a threshold ({{fn: {entry.spec}, threshold: 0.7}})"
             )
         return passed, reason, score
-    if score + EPSILON < entry.threshold:
+    if not meets(score, entry.threshold):
         under = f"score {score:g} is under the threshold {entry.threshold:g}"
         return False, f"{under}: {reason}" if reason else under, score
     return passed is not False, reason, score

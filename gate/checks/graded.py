@@ -21,6 +21,7 @@ from gate.checks.base import (
     Subject,
     Verdict,
     describe,
+    meets,
     short,
 )
 
@@ -38,8 +39,6 @@ RAG_METRICS = ("faithfulness", "answer_relevance", "context_recall", "context_pr
 JUDGED = ("judge", *RAG_METRICS)
 #: a judge's answer longer than this is not "one line plus a reason"
 MAX_ANSWER_LINE = 500
-#: a score compared with a threshold: a normalised score equal to it passes
-TOLERANCE = 1e-9
 
 _SCORE = re.compile(r"SCORE (\d{1,3}):\s*(\S.*)")
 
@@ -81,7 +80,7 @@ def normalised(score: int, low: int, high: int) -> float:
 
 
 def held(score: float, threshold: float) -> bool:
-    return score + TOLERANCE >= threshold
+    return meets(score, threshold)
 
 
 def no_judge(name: str) -> Verdict:

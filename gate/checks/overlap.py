@@ -40,12 +40,11 @@ from gate.checks.base import (
     Subject,
     Verdict,
     describe,
+    meets,
 )
 from gate.checks.similar import MAX_TEXT_CHARS, SHOWN_CHARS, figure, mapping_arg
 from gate.checks.text import normalizer
 
-#: scores a library computes a hair past 1 (sacrebleu's 100.00000000000004) are 1
-TOLERANCE = 1e-9
 #: ROUGE-N's n: 1 by default, as promptfoo's `rouge-n` (js-rouge's default)
 ROUGE_N_DEFAULT = 1
 ROUGE_N_MAX = 4
@@ -151,7 +150,7 @@ def _judge(
             )
         measured = metric(norm(text), normalized)
         score = min(1.0, max(0.0, measured))
-        if measured + TOLERANCE >= limit:
+        if meets(measured, limit):
             return Verdict(name, True, score=score)
         return Verdict(
             name,

@@ -34,6 +34,7 @@ from gate.checks.base import (
     Subject,
     Verdict,
     describe,
+    meets,
 )
 from gate.checks.overlap import threshold_arg
 from gate.checks.similar import figure, mapping_arg
@@ -130,7 +131,7 @@ def _judge(
         ranking = [str(p.id) for p in read]
         measured = measure(ranking, wanted)
         score = min(1.0, measured)  # a float sum may land a hair past 1
-        if measured + 1e-12 >= limit:
+        if meets(measured, limit):
             return Verdict(name, True, score=score)
         got = ", ".join(ranking[:SHOWN_IDS]) + (" …" if len(ranking) > SHOWN_IDS else "")
         return Verdict(
