@@ -28,7 +28,7 @@ from gate.checks.ragjudge import Question, ask_for
 from gate.errors import SystemCallError
 from gate.outputs import Context, Output
 from gate.produce.recordings import RecordingStore, request_key, system_fingerprint
-from gate.suite.judgepin import JudgePin, PromptKind, judge_system
+from gate.suite.judgepin import JudgePin, PromptKind, fenced, judge_system
 
 if TYPE_CHECKING:
     from gate.suite.cases import Case
@@ -181,6 +181,7 @@ class Grader:
         its own recording (gate.judging.consistency); default: this grader's `repeat`."""
         repeat = self.repeat if repeat is None else repeat
         kind = kind or self.kind
+        asked = fenced(asked)
         mapping, fingerprint = self._system_of(kind)
         key = request_key(fingerprint, asked, repeat)
         if self.mode == "replay" or self.reuse_recorded:
@@ -247,7 +248,7 @@ def judge_keys_of(
     """The recording keys of every judge answer the case's judged checks read about one
     output (`questions_of`), each asked `asks` times (gate.judging.consistency)."""
     return [
-        request_key(system_fingerprint(judge_system(pin, kind)), asked, repeat)  # type: ignore[arg-type]
+        request_key(system_fingerprint(judge_system(pin, kind)), fenced(asked), repeat)  # type: ignore[arg-type]
         for kind, asked in questions_of(case, text, contexts)
         for repeat in range(asks)
     ]

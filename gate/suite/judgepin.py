@@ -9,6 +9,7 @@ the pin as data, read with the config; asking the judge is gate.judging.judge's.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -193,6 +194,30 @@ PROMPT_TABLES: dict[str, dict[int, JudgePrompt]] = {
     "context_recall": RECALL_PROMPTS,
     "context_precision": PRECISION_PROMPTS,
 }
+
+#: every delimiter tag the prompts wrap data in (`<response>`, `<passages>`…)
+DELIMITERS = frozenset(
+    re.findall(
+        r"</([a-z_]+)>", "".join(p.message for t in PROMPT_TABLES.values() for p in t.values())
+    )
+)
+_DELIMITER = re.compile(
+    r"<(\s*/?\s*(?:" + "|".join(sorted(DELIMITERS)) + r")\b[^<>]{0,200})>", re.IGNORECASE
+)
+
+
+def fenced(asked: Mapping[str, str]) -> dict[str, str]:
+    """The judge's question with every delimiter tag inside its data escaped (`&lt;…&gt;`).
+
+    An output that writes `</response>` and then a verdict of its own would otherwise close
+    the block it is shown in and speak to the judge as the prompt. Escaping is part of the
+    question, so its recording key covers it: an output holding such a tag is asked anew.
+    """
+    return {
+        name: _DELIMITER.sub(r"&lt;\1&gt;", value) if isinstance(value, str) else value
+        for name, value in asked.items()
+    }
+
 
 #: the kinds whose answer is a list (one line a claim or a passage): asked with at least
 #: this many output tokens, whatever the pin's `max_tokens` (which fits one verdict line)
