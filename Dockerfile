@@ -6,7 +6,10 @@
 # (and, offline, the wheelhouse) stays in this stage's layers, which the image does
 # not keep. A multi-stage build, not `RUN --mount`: the offline test builds with the
 # classic builder, which has no mounts.
-ARG BASE=python:3.12-slim
+# The base is pinned by digest (the multi-arch index of python:3.12-slim), so a tag moved
+# upstream cannot change what GitHub builds. To move it: `docker buildx imagetools inspect
+# python:3.12-slim` prints the index digest; the container test passes its own BASE.
+ARG BASE=python:3.12-slim@sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea
 FROM ${BASE} AS build
 # Debian's Python refuses system-wide pip installs: casegate lives in its own venv.
 # PIP_OFFLINE="--no-index --find-links /opt/casegate-src/.wheelhouse" builds without an index.

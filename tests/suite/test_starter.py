@@ -135,7 +135,9 @@ def test_dockerfile_follows_githubs_rules_for_container_actions() -> None:
         line.split()[0] for line in dockerfile.splitlines() if line and line[0].isupper()
     ]
     assert "USER" not in instructions and "WORKDIR" not in instructions
-    assert "ARG BASE=python:3.12-slim\nFROM ${BASE}" in dockerfile
+    assert re.search(
+        r"^ARG BASE=python:3\.12-slim@sha256:[0-9a-f]{64}\nFROM \$\{BASE\}", dockerfile, re.M
+    )
     # -I: a repository file named like casegate or a dependency is never imported.
     assert 'ENTRYPOINT ["/opt/casegate/bin/python", "-I", "-m", "gate.github.action"]' in dockerfile
 
@@ -203,6 +205,22 @@ def test_the_workflows_pass_actionlint(tmp_path: Path) -> None:
         [actionlint, "-no-color", *map(str, paths)], capture_output=True, text=True, check=False
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+@pytest.mark.parametrize("name", WORKFLOWS + REPOSITORY_ONLY)
+def test_every_third_party_action_is_pinned_by_commit_with_its_tag_beside(name: str) -> None:
+    # A tag can be moved to other code by whoever controls the action's repository; a
+    # commit cannot. The tag stays in a comment so a reader (and Dependabot) sees the release.
+    for source in (REPO / ".github/workflows" / name, None):
+        text = source.read_text() if source else starter_files().get(f".github/workflows/{name}")
+        if text is None:
+            continue  # casegate-release.yml is this repository's alone
+        used = re.findall(r"uses: (\S+)(.*)", text)
+        third_party = [(ref, rest) for ref, rest in used if ref.startswith("actions/")]
+        assert third_party, name
+        for ref, rest in third_party:
+            assert re.fullmatch(r"actions/[a-z-]+@[0-9a-f]{40}", ref), (name, ref)
+            assert re.fullmatch(r" # v\d+\.\d+\.\d+", rest), (name, ref, rest)
 
 
 @pytest.mark.parametrize("name", WORKFLOWS + REPOSITORY_ONLY)
