@@ -29,7 +29,7 @@ from gate.holdout import parser as holdout_parser
 from gate.produce.batch import parser as batch_parser
 from gate.reporting import show
 from gate.secrets import redact
-from gate.suite import options, starter
+from gate.suite import options, schema, starter
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -196,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     baseline.set_defaults(handler=cmd_baseline)
 
     starter.add_parser(commands)
+    schema.add_parser(commands)
     recordings.add_parser(commands)
     show.add_parser(commands)
     drift.add_parser(commands)

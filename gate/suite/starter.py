@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gate.errors import ConfigError
 from gate.files import GIT_HARDENING, cannot_write, write_new_files
+from gate.suite import schema
 
 DEFAULT_ACTION = "casegate/casegate@v1"
 DEFAULT_BRANCH = "main"
@@ -77,13 +78,24 @@ def starter_files(
         chosen[".github/workflows/casegate-sharded.yml"] = SHARDED
     matrix = json.dumps([f"{index}/{shards}" for index in range(1, (shards or 0) + 1)])
     return {
-        destination: (scaffold / source)
+        destination: _schema_line(destination, action)
+        + (scaffold / source)
         .read_text(encoding="utf-8")
         .replace("{{ action }}", action)
         .replace("{{ shards }}", matrix)
         .replace("{{ branch }}", branch)
         for destination, source in chosen.items()
     }
+
+
+def _schema_line(destination: str, action: str) -> str:
+    """The editor's schema line for the config and the case files (gate.suite.schema), at
+    the schemas published beside the Action the workflows run; nothing for other files."""
+    if destination == "casegate.yml":
+        return schema.modeline(schema.schema_url(action, "config", DEFAULT_ACTION))
+    if destination.startswith("cases/"):
+        return schema.modeline(schema.schema_url(action, "cases", DEFAULT_ACTION))
+    return ""
 
 
 def ignored(gitignore: str) -> bool:
