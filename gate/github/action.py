@@ -58,6 +58,7 @@ from gate.github.tokenpipe import (
     restore_piped,
     start_without_token,
 )
+from gate.github.workspace import hand_back
 from gate.logsafe import cap_annotations, command, fit_summary
 from gate.produce.verified import MANIFEST
 from gate.reporting.markup import cell
@@ -473,6 +474,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    finally:
+        if "GITHUB_WORKSPACE" in environ:  # on a runner: give the job's user its files back
+            hand_back(Path(environ["GITHUB_WORKSPACE"]))
 
 
 if __name__ == "__main__":
