@@ -7,7 +7,7 @@ turns an error into output.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 class CasegateError(Exception):
@@ -15,8 +15,13 @@ class CasegateError(Exception):
 
     exit_code = 2
 
-    def __init__(self, problems: str | Iterable[str]) -> None:
+    def __init__(
+        self, problems: str | Iterable[str], excerpts: Mapping[str, str] | None = None
+    ) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
+        #: problem → the lines of the file it points at (a YAML error's line and a caret),
+        #: printed below it; the problem itself stays one line, for logs and annotations
+        self.excerpts = dict(excerpts or {})
         super().__init__("\n".join(self.problems))
 
 

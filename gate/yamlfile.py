@@ -429,10 +429,11 @@ _EXCERPT_WIDTH = 100
 
 
 def _excerpt(text: str, mark: Any) -> str:
-    """The line the parser stopped on and a caret under the place, on two lines of their
-    own after the message. Each starts with `  | `, so a line of the file can never begin a
-    line of the job log (where `::` starts a workflow command); control characters, a tab
-    among them, show escaped (`\\t`), which is often the very mistake."""
+    """The line the parser stopped on and a caret under the place: two lines the CLI prints
+    below the message (gate.errors.CasegateError.excerpts). Each starts with `  | `, so a
+    line of the file can never begin a line of the job log (where `::` starts a workflow
+    command); control characters, a tab among them, show escaped (`\\t`), which is often
+    the very mistake."""
     line_no, column = getattr(mark, "line", None), getattr(mark, "column", None)
     if not isinstance(line_no, int) or not isinstance(column, int):
         return ""
@@ -443,7 +444,7 @@ def _excerpt(text: str, mark: Any) -> str:
     start = max(0, min(column - _EXCERPT_WIDTH // 2, len(source) - _EXCERPT_WIDTH))
     shown = printable(source[start : start + _EXCERPT_WIDTH])
     caret = len(printable(source[start:column]))
-    return f"\n  | {shown}\n  | {' ' * caret}^"
+    return f"  | {shown}\n  | {' ' * caret}^"
 
 
 def load_yaml(text: str) -> Any:
@@ -464,7 +465,7 @@ def load_yaml(text: str) -> Any:
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise YamlSyntaxError(
-            line, f"invalid YAML: {problem}{_hint(problem, text, mark)}{_excerpt(text, mark)}"
+            line, f"invalid YAML: {problem}{_hint(problem, text, mark)}", _excerpt(text, mark)
         ) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow
         line = text.count("\n", 0, exc.position) + 1

@@ -177,7 +177,9 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 
 
 class YamlSyntaxError(Exception):
-    def __init__(self, line: int | None, message: str) -> None:
+    def __init__(self, line: int | None, message: str, excerpt: str = "") -> None:
         self.line = line
         self.message = message
+        #: the source line and a caret under the place, on lines of their own (may be "")
+        self.excerpt = excerpt
         super().__init__(message)

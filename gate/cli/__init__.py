@@ -243,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CasegateError as exc:
         for problem in exc.problems:
             print(f"casegate: {redact(problem)}", file=sys.stderr)
+            if problem in exc.excerpts:
+                print(redact(exc.excerpts[problem]), file=sys.stderr)
         return exc.exit_code
     except (OSError, RuntimeError) as exc:
         loop = link_loop(exc)

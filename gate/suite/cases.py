@@ -155,7 +155,8 @@ def _records(path: Path, text: str) -> Iterable[tuple[int | None, Any]]:
     try:
         document = load_yaml(text)
     except YamlSyntaxError as exc:
-        raise CaseFileError(located(path, exc.line, exc.message)) from None
+        problem = located(path, exc.line, exc.message)
+        raise CaseFileError(problem, {problem: exc.excerpt} if exc.excerpt else None) from None
     if document is None:
         return
     if isinstance(document, dict):
@@ -229,6 +230,7 @@ def _load_cases(
     files: Sequence[Path], display_root: Path | None, defaults: SuiteDefaults
 ) -> list[Case]:
     problems: list[str] = []
+    excerpts: dict[str, str] = {}
     cases: list[Case] = []
     first_seen: dict[str, tuple[Path, int | None]] = {}
     for path in files:
@@ -238,6 +240,7 @@ def _load_cases(
             records = list(_records(shown, text))
         except CaseFileError as exc:
             problems.extend(exc.problems)
+            excerpts.update(exc.excerpts)
             continue
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(located(shown, None, f"cannot read: {exc}"))
@@ -283,7 +286,7 @@ def _load_cases(
             first_seen[case.id] = (shown, line)
             cases.append(case)
     if problems:
-        raise CaseFileError(problems)
+        raise CaseFileError(problems, excerpts)
     cases.sort(key=lambda case: case.id)
     return cases
 

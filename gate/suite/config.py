@@ -390,7 +390,8 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
             read_limited(path, MAX_CONFIG_BYTES, "a config", fix, ConfigError).decode("utf-8")
         )
     except YamlSyntaxError as exc:
-        raise ConfigError(located(path, exc.line, exc.message)) from None
+        problem = located(path, exc.line, exc.message)
+        raise ConfigError(problem, {problem: exc.excerpt} if exc.excerpt else None) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"

@@ -276,3 +276,14 @@ def test_show_and_verbose_are_commands(tmp_path: Path) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert "{+Your order will arrive by Friday. +}" in shown.stdout
+
+
+def test_a_yaml_mistake_prints_its_line_and_a_caret_below_the_one_line_problem(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.write_text("cases/bad.yaml", "- id: a\n  input:\n\tquestion: hi\n")
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    at = next(i for i, line in enumerate(err) if "bad.yaml:3: invalid YAML" in line)
+    assert "(a tab: YAML indents with spaces only)" in err[at]
+    assert err[at + 1 : at + 3] == ["  | \\tquestion: hi", "  | ^"]
