@@ -93,6 +93,7 @@ LAYERS = {
     "history": 7,
     "importers": 7,
     "scaffold": 7,
+    "grow": 7,
     "pipeline": 8,
     "github": 9,
     "cli": 9,

@@ -24,6 +24,7 @@ from gate.cli.running import (
 )
 from gate.drift import command as drift
 from gate.errors import CasegateError, link_loop
+from gate.grow import command as grow
 from gate.history import parser as history_parser
 from gate.holdout import parser as holdout_parser
 from gate.produce.batch import parser as batch_parser
@@ -201,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_parser(commands)
     drift.add_parser(commands)
     importers.add_parser(commands)
+    grow.add_parser(commands)
     holdout_parser.add_parser(commands)
     batch_parser.add_parser(commands)
     history_parser.add_parser(commands)

@@ -416,7 +416,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from gate.judging.live import preflight
     from gate.judging.sample import make_grader, prepare_user_checks
     from gate.produce.recordings import RecordingStore
-    from gate.suite.cases import unsourced
+    from gate.suite.cases import unexplained, unsourced
 
     loaded, cases = load(args)
     import_python_target(loaded)
@@ -427,7 +427,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     )
     files = len({case.source for case in cases})
     print(f"ok: {len(cases)} cases in {files} file(s), suite {loaded.config.suite!r}")
-    for warning in unsourced(cases):
+    for warning in [*unsourced(cases), *unexplained(cases)]:
         print(f"casegate: warning: {warning}", file=sys.stderr)
     if loaded.config.holdout is not None:
         from gate.holdout.scoring import validate_line

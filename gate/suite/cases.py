@@ -96,6 +96,9 @@ class Case(BaseModel):
 
 #: critical cases `unsourced` names one by one before it counts the rest
 UNSOURCED_LISTED = 10
+#: the note `casegate add` writes into a draft (gate.grow.draft): `validate` warns about
+#: every case that still has it, so a draft is not committed without saying why it exists
+NOTE_PLACEHOLDER = "TODO: why this case exists"
 
 
 def unsourced(cases: Sequence[Case]) -> list[str]:
@@ -110,6 +113,16 @@ def unsourced(cases: Sequence[Case]) -> list[str]:
     if len(found) > UNSOURCED_LISTED:
         warnings.append(f"and {len(found) - UNSOURCED_LISTED} more critical case(s) like them")
     return warnings
+
+
+def unexplained(cases: Sequence[Case]) -> list[str]:
+    """Warnings for cases whose note is still the placeholder `casegate add` wrote."""
+    return [
+        f"{case.source}:{case.line}: case {case.id!r} still has the note {NOTE_PLACEHOLDER!r} "
+        "that `casegate add` wrote: say why the case exists (the incident, the ticket)"
+        for case in cases
+        if case.note is not None and case.note.strip() == NOTE_PLACEHOLDER
+    ]
 
 
 #: json.dumps(value, sort_keys=True, default=str) without building an encoder per call

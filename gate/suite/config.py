@@ -105,11 +105,16 @@ class Config(_Strict):
     #: the committed results history (gate.history), relative to the config's folder;
     #: None: history/SUITE.jsonl
     history: str | None = Field(default=None, min_length=1, max_length=500)
+    #: a JSON Schema of every case's `input`: what `casegate add` shapes a draft to
+    #: (gate.grow.shape); None: the shape is read off the existing cases
+    input_schema: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _without_unset(
-            self, handler(self), ("history", "clusters", "calibration", "baseline_samples")
+            self,
+            handler(self),
+            ("history", "clusters", "calibration", "baseline_samples", "input_schema"),
         )
 
     def estimate_samples(self, fixed: int | None) -> int:
@@ -176,6 +181,23 @@ class Config(_Strict):
             "digit (the name is used in file names and in the pull-request comment); got {value}",
             {"value": _brief(value)},
         )
+
+    @field_validator("input_schema")
+    @classmethod
+    def _a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Checked when the config loads, so `casegate add` never meets a broken schema.
+        if value is not None:
+            from jsonschema import Draft202012Validator, SchemaError
+
+            try:
+                Draft202012Validator.check_schema(value)
+            except SchemaError as exc:
+                raise PydanticCustomError(
+                    "input_schema",
+                    "not a JSON Schema ({reason}); see https://json-schema.org",
+                    {"reason": printable(exc.message[:200])},
+                ) from None
+        return value
 
     @field_validator("samples", mode="before")
     @classmethod

@@ -1,0 +1,230 @@
+"""`casegate add`: the command line. Reads a source, picks or ranks, writes drafts.
+
+Every source goes read → `_redacted` → pick or rank → shape → compare → draft → write: the
+one step that sees every exchange before anything is shown or written is `_redacted`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from gate.grow.exchange import Exchange, SourceError
+
+SOURCES = ("from_results", "from_log", "from_otel", "from_langsmith", "from_langfuse")
+#: drafts `--rank` writes unless `--top` says otherwise
+DEFAULT_TOP = 10
+
+
+def add_parser(subparsers: Any) -> None:
+    from gate.suite import options
+
+    add = subparsers.add_parser(
+        "add", help="draft a regression case from a failing result, a request log or a trace"
+    )
+    source = add.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--from-results",
+        type=Path,
+        metavar="RESULTS.json",
+        help="a results file; with --case, the failing case to draft from",
+    )
+    source.add_argument(
+        "--from-log",
+        type=Path,
+        metavar="FILE.jsonl",
+        help="a request log: {request, response, metadata} or Batch API lines",
+    )
+    source.add_argument(
+        "--from-otel",
+        type=Path,
+        metavar="FILE.json",
+        help="an OTLP JSON export of OpenTelemetry GenAI spans",
+    )
+    source.add_argument(
+        "--from-langsmith",
+        type=Path,
+        metavar="FILE",
+        help="LangSmith runs (JSON list, {runs: [...]} or JSONL)",
+    )
+    source.add_argument(
+        "--from-langfuse",
+        type=Path,
+        metavar="FILE",
+        help="Langfuse traces or observations (JSON, {data: [...]} or JSONL)",
+    )
+    add.add_argument(
+        "--case", dest="source_case", metavar="ID", help="with --from-results: the failing case"
+    )
+    add.add_argument(
+        "--line", type=int, metavar="N", help="with --from-log: the line to draft from"
+    )
+    for flag, what in (
+        ("--span", "span id (or trace id)"),
+        ("--run", "run id (or trace id)"),
+        ("--trace", "trace or observation id"),
+    ):
+        add.add_argument(flag, dest="pick", metavar="ID", help=f"the record's {what}")
+    add.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only records whose metadata KEY equals VALUE (repeatable; all must match)",
+    )
+    add.add_argument(
+        "--rank",
+        action="store_true",
+        help="cluster every record, rank the clusters and draft the top ones",
+    )
+    add.add_argument(
+        "--top",
+        type=int,
+        default=DEFAULT_TOP,
+        metavar="N",
+        help=f"with --rank: drafts to write (default {DEFAULT_TOP})",
+    )
+    add.add_argument(
+        "--id", dest="case_id", metavar="ID", help="the new case's id (default: from its text)"
+    )
+    add.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR_OR_FILE",
+        help="a folder (one file a draft) or a .yaml file (default: the suite's first case folder)",
+    )
+    add.add_argument("--dry-run", action="store_true", help="print the YAML; write nothing")
+    add.add_argument(
+        "--force", action="store_true", help="add a near-duplicate of an existing case"
+    )
+    options.config_option(add)
+    add.set_defaults(handler=options.deferred("gate.grow.command", "cmd_add"))
+
+
+def _redacted(exchange: Exchange, loaded: Any) -> Exchange:
+    """The exchange with personal data taken out before anything is shown or written.
+
+    wired to gate.pii.redact by the lead: every text field of the exchange (messages,
+    output, fields, metadata, error) goes through it here, and nowhere else.
+    """
+    return exchange
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from gate.suite.project import load_project
+
+    _check_arguments(args)
+    loaded, cases = load_project(args.config)
+    if args.from_results is not None:
+        return _from_results(args, loaded, cases)
+    exchanges = [_redacted(e, loaded) for e in _read(args)]
+    exchanges = select(exchanges, args.select, _source(args))
+    if args.rank:
+        from gate.grow.adding import add_ranked
+
+        return add_ranked(args, loaded, cases, exchanges)
+    from gate.grow.adding import add_one
+
+    return add_one(args, loaded, cases, pick(exchanges, args, _source(args)))
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    from gate.grow.draft import id_problem
+
+    problems = []
+    if args.from_results is not None and not args.source_case:
+        problems.append("--from-results needs --case ID: the failing case to draft from")
+    if args.line is not None and args.from_log is None:
+        problems.append("--line is for --from-log; pick a span, run or trace by its id")
+    if args.rank and (args.line is not None or args.pick or args.case_id):
+        problems.append(
+            "--rank drafts the top clusters: it takes no --line, --span, --run, --trace or --id"
+        )
+    if args.rank and args.from_results is not None:
+        problems.append(
+            "--rank reads a whole export: --from-log, --from-otel, --from-langsmith or "
+            "--from-langfuse"
+        )
+    if not 1 <= args.top <= 1000:
+        problems.append(f"--top takes 1 to 1000, not {args.top}")
+    if args.case_id is not None and (problem := id_problem(args.case_id)):
+        problems.append(f"--id: {problem}")
+    for item in args.select:
+        if "=" not in item or not item.split("=", 1)[0]:
+            problems.append(f"--select {item[:80]!r}: write KEY=VALUE, e.g. --select env=prod")
+    if problems:
+        raise SourceError(problems)
+
+
+def _source(args: argparse.Namespace) -> Path:
+    found: Path = next(getattr(args, n) for n in SOURCES if getattr(args, n) is not None)
+    return found
+
+
+def _read(args: argparse.Namespace) -> list[Exchange]:
+    from gate.grow import logs, otel, platforms
+
+    readers: dict[str, Callable[[Path], list[Exchange]]] = {
+        "from_log": logs.read_log,
+        "from_otel": otel.read_otel,
+        "from_langsmith": platforms.read_langsmith,
+        "from_langfuse": platforms.read_langfuse,
+    }
+    name = next(n for n in readers if getattr(args, n) is not None)
+    return readers[name](getattr(args, name))
+
+
+def select(exchanges: list[Exchange], filters: Sequence[str], path: Path) -> list[Exchange]:
+    """The exchanges whose metadata has every KEY=VALUE (values compared as text)."""
+    from gate.grow.reading import shown
+
+    wanted = [tuple(item.split("=", 1)) for item in filters]
+    kept = [e for e in exchanges if all(e.metadata.get(k) == v for k, v in wanted)]
+    if not kept:
+        what = f"matching {' and '.join(filters)}" if filters else "with a request in it"
+        raise SourceError(f"{shown(path)}: no record {what}"[:300])
+    return kept
+
+
+def pick(exchanges: list[Exchange], args: argparse.Namespace, path: Path) -> Exchange:
+    """The one exchange `--line`/`--span`/`--run`/`--trace` names, or the only one."""
+    from gate.grow.reading import shown
+    from gate.reporting.show import one_line
+
+    if args.line is not None:
+        found = [e for e in exchanges if e.line == args.line]
+        named = f"line {args.line}"
+    elif args.pick:
+        found = [e for e in exchanges if args.pick in e.ids]
+        named = f"id {one_line(args.pick)[:80]!r}"
+    else:
+        found, named = exchanges, "a record"
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        known = ", ".join(one_line(e.short())[:100] for e in exchanges[:5])
+        more = ", …" if len(exchanges) > 5 else ""
+        raise SourceError(
+            f"{shown(path)}: no model call at {named} (a record without messages, or a span "
+            f"without gen_ai.* attributes, is none); there are {len(exchanges)}: {known}{more}"
+        )
+    listed = ", ".join(one_line(e.short())[:100] for e in found[:5])
+    more = ", …" if len(found) > 5 else ""
+    which = f"at {named}" if args.line is not None or args.pick else "and none picked"
+    raise SourceError(
+        f"{shown(path)}: {len(found)} model calls {which} ({listed}{more}): pick one with "
+        "--line, --span, --run or --trace, narrow with --select KEY=VALUE, or --rank them"
+    )
+
+
+def _from_results(args: argparse.Namespace, loaded: Any, cases: list[Any]) -> int:
+    from gate.grow.adding import add_failure
+    from gate.grow.fromresults import read_failure
+
+    failure = read_failure(args.from_results, args.source_case, cases)
+    failure = type(failure)(
+        failure.case, failure.failed, _redacted(failure.exchange, loaded), failure.origin
+    )
+    return add_failure(args, loaded, cases, failure)

@@ -1,0 +1,106 @@
+"""Reading a source file as untrusted data: bounded, parsed as JSON only, and every
+problem one `file:line: problem` line (exit 2) that names the shape expected."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from gate.errors import located
+from gate.files import parse_json
+from gate.grow.exchange import SourceError
+from gate.limits import MB, read_limited
+from gate.yamlfile import printable
+
+#: a source file: a day of a busy service's request log, or an OTLP export of 10,000
+#: spans with their messages (about 30 MB), with room to spare; parsing costs several
+#: times the size in memory, so a larger export is split before it is read
+MAX_SOURCE_BYTES = 256 * MB
+#: one JSONL line: a request with a long conversation and its tools is well under 1 MB
+MAX_LINE_BYTES = 8 * MB
+#: problems listed before the rest are counted
+MAX_PROBLEMS = 20
+
+
+def shown(path: Path) -> str:
+    """The path as printed: control characters escaped (the name is the user's, but a
+    file name can hold an escape sequence as well as any text can)."""
+    return printable(str(path))
+
+
+def read_source(path: Path) -> str:
+    """The file's text; SourceError naming it when it is missing, too large or not UTF-8."""
+    name = shown(path)
+    fix = "split it (one export per day or per service) and add from each part"
+    try:
+        data = read_limited(path, MAX_SOURCE_BYTES, "a source file", fix, SourceError, name)
+    except FileNotFoundError:
+        raise SourceError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise SourceError(f"{name}: is a folder; give the export file") from None
+    except OSError as exc:
+        raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SourceError(located(name, line, "not UTF-8 text; export it as JSON")) from None
+
+
+def json_lines(path: Path, text: str, expected: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for each non-blank line; SourceError listing every
+    line that is not JSON (or is too long), each naming `expected`."""
+    name = shown(path)
+    problems: list[str] = []
+    for number, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            problems.append(
+                located(
+                    name,
+                    number,
+                    f"a line of {len(raw) / MB:,.1f} MB, more than the "
+                    f"{MAX_LINE_BYTES / MB:,.0f} MB one record may be; expected {expected}",
+                )
+            )
+        else:
+            try:
+                yield number, parse_json(raw)
+                continue
+            except ValueError as exc:
+                problems.append(
+                    located(name, number, f"not JSON ({_brief(exc)}); expected {expected}")
+                )
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    if problems:
+        raise SourceError(problems)
+
+
+def documents(path: Path, expected: str) -> list[tuple[int, Any]]:
+    """One JSON document (line 1), or one per line (JSONL): exports come as either (an
+    API's JSON answer, the OpenTelemetry Collector's file exporter writes one export
+    request per line)."""
+    text = read_source(path)
+    try:
+        return [(1, parse_json(text))]
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise SourceError(
+                located(shown(path), exc.lineno, f"not JSON ({exc.msg}); expected {expected}")
+            ) from None
+    except ValueError as exc:
+        raise SourceError(located(shown(path), 1, f"{_brief(exc)}; expected {expected}")) from None
+    return list(json_lines(path, text, expected))
+
+
+def _brief(exc: ValueError) -> str:
+    text = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+    return printable(text[:200])
+
+
+def problem(path: Path, line: int | None, message: str) -> str:
+    return located(shown(path), line, message)
