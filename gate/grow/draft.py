@@ -138,10 +138,15 @@ class _Dumper(yaml.SafeDumper):
     string for text a block cannot hold), so a pasted conversation stays readable."""
 
 
+#: bidirectional controls: YAML takes them as printable, but shown raw they reorder what a
+#: reviewer reads (a "trojan source"), so a string holding one is double-quoted, where
+#: they are written as escapes
+_MARKS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar(
-        "tag:yaml.org,2002:str", data, style="|" if "\n" in data else None
-    )
+    style = '"' if _MARKS.search(data) else "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
 _Dumper.add_representer(str, _text)
@@ -157,6 +162,7 @@ def render(drafts: list[Draft], header: list[str]) -> str:
             body = yaml.dump(
                 {key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
             )
+            body = _MARKS.sub(lambda mark: f"\\u{ord(mark[0]):04x}", body)
             for number, text in enumerate(body.rstrip("\n").split("\n")):
                 lines.append(("- " if index == 0 and number == 0 else "  ") + text)
     return "\n".join(lines) + "\n"

@@ -27,7 +27,7 @@ from gate.grow.exchange import (
     text_of,
     tool_names,
 )
-from gate.grow.reading import json_lines, problem, read_source
+from gate.grow.reading import MAX_PROBLEMS, json_lines, problem, read_source
 
 EXPECTED = (
     'a request-log line {"request": {"model", "messages": [...]}, "response": {chat '
@@ -40,7 +40,7 @@ def read_log(path: Path) -> list[Exchange]:
     """Every exchange in the log; SourceError listing each line of another shape."""
     found: list[Exchange] = []
     problems: list[str] = []
-    records = list(json_lines(path, read_source(path), EXPECTED))
+    records = list(json_lines(path, read_source(path), EXPECTED, problems))
     requests = {
         record["custom_id"]: record["body"]
         for _, record in records
@@ -54,7 +54,9 @@ def read_log(path: Path) -> list[Exchange]:
         except ValueError as exc:
             problems.append(problem(path, number, f"{exc}; expected {EXPECTED}"))
     if problems:
-        raise SourceError(problems[:20])
+        # In line order, the syntax problems json_lines found among them.
+        problems.sort(key=_line_number)
+        raise SourceError(problems[:MAX_PROBLEMS])
     return found
 
 
@@ -159,3 +161,10 @@ def _message_of(error: Any) -> Any:
 
 def _string(value: Any) -> str | None:
     return value[:200] if isinstance(value, str) and value else None
+
+
+def _line_number(located_problem: str) -> int:
+    """The line of a `file:line: problem` (the file's own name may hold colons)."""
+    head = located_problem.split(": ", 1)[0]
+    number = head.rsplit(":", 1)[-1]
+    return int(number) if number.isdigit() else 0

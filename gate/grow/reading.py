@@ -49,35 +49,28 @@ def read_source(path: Path) -> str:
         raise SourceError(located(name, line, "not UTF-8 text; export it as JSON")) from None
 
 
-def json_lines(path: Path, text: str, expected: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for each non-blank line; SourceError listing every
-    line that is not JSON (or is too long), each naming `expected`."""
+def json_lines(
+    path: Path, text: str, expected: str, problems: list[str]
+) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for each non-blank line; a line that is not JSON (or is
+    too long) is added to `problems`, naming `expected`, for the caller to raise with the
+    problems it finds itself, in line order."""
     name = shown(path)
-    problems: list[str] = []
     for number, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if len(problems) >= MAX_PROBLEMS:
+            return
         if not raw.strip():
             continue
         if len(raw) > MAX_LINE_BYTES:
-            problems.append(
-                located(
-                    name,
-                    number,
-                    f"a line of {len(raw) / MB:,.1f} MB, more than the "
-                    f"{MAX_LINE_BYTES / MB:,.0f} MB one record may be; expected {expected}",
-                )
-            )
-        else:
-            try:
-                yield number, parse_json(raw)
-                continue
-            except ValueError as exc:
-                problems.append(
-                    located(name, number, f"not JSON ({_brief(exc)}); expected {expected}")
-                )
-        if len(problems) >= MAX_PROBLEMS:
-            break
-    if problems:
-        raise SourceError(problems)
+            size = f"a line of {len(raw) / MB:,.1f} MB, more than the {MAX_LINE_BYTES / MB:,.0f} MB"
+            problems.append(located(name, number, f"{size} one record may be; expected {expected}"))
+            continue
+        try:
+            value = parse_json(raw)
+        except ValueError as exc:
+            problems.append(located(name, number, f"not JSON ({_brief(exc)}); expected {expected}"))
+            continue
+        yield number, value
 
 
 def documents(path: Path, expected: str) -> list[tuple[int, Any]]:
@@ -94,7 +87,11 @@ def documents(path: Path, expected: str) -> list[tuple[int, Any]]:
             ) from None
     except ValueError as exc:
         raise SourceError(located(shown(path), 1, f"{_brief(exc)}; expected {expected}")) from None
-    return list(json_lines(path, text, expected))
+    problems: list[str] = []
+    found = list(json_lines(path, text, expected, problems))
+    if problems:
+        raise SourceError(problems)
+    return found
 
 
 def _brief(exc: ValueError) -> str:

@@ -1,0 +1,243 @@
+"""`casegate add` end to end, through the command line, on a temporary suite."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gate.cli import main
+from gate.suite.cases import NOTE_PLACEHOLDER, load_cases
+from tests.conftest import Project, case
+from tests.grow.test_sources import DATA
+
+
+@pytest.fixture
+def suite(project: Project) -> Project:
+    project.write_cases(
+        [
+            case("refund-window", "How long do I have to return an item?", contains="30 days"),
+            case("refund-speed", "How long do refunds take to arrive?", contains="days"),
+        ]
+    )
+    return project
+
+
+def drafts(folder: Path) -> dict[str, dict[str, object]]:
+    """The cases in every file `add` wrote (all but the suite's own), loaded as a run would."""
+    files = sorted(p for p in folder.glob("*.yaml") if p.name != "cases.yaml")
+    return {c.id: c.model_dump() for c in load_cases(files)}
+
+
+def test_a_log_line_becomes_a_reviewable_case_in_the_first_case_folder(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["add", "--from-log", str(DATA / "requests.jsonl"), "--line", "1"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    [(case_id, draft)] = drafts(suite.root / "cases").items()
+    assert case_id.startswith("can-i-get-my-refund-as-")
+    assert draft["input"] == {
+        "question": "Can I get my refund as store credit instead of on my card?"
+    }
+    assert draft["expect"] == {"not_contains": "Refunds are issued as store credit only."}
+    assert draft["tags"] == ["regression"] and draft["note"] == NOTE_PLACEHOLDER
+    assert draft["added"] == dt.datetime.now(dt.UTC).date()
+    assert "requests.jsonl:1 (request req-7f3a)" in str(draft["provenance"])
+    assert "(not in a git repository)" in str(draft["provenance"])
+    assert f"wrote {suite.root / 'cases' / case_id}.yaml" in out.out
+    text = (suite.root / "cases" / f"{case_id}.yaml").read_text()
+    assert "# DRAFT expect" in text and "flagged by a user: user.feedback=negative" in text
+
+
+def test_provenance_names_the_repositorys_commit(suite: Project) -> None:
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=suite.root, check=True)
+    subprocess.run([*git, "add", "."], cwd=suite.root, check=True)
+    subprocess.run([*git, "commit", "-qm", "suite"], cwd=suite.root, check=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=suite.root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert main(["add", "--from-otel", str(DATA / "otel.json"), "--span", "b7ad6b7169203331"]) == 0
+    [draft] = drafts(suite.root / "cases").values()
+    assert str(draft["provenance"]).endswith(f"span b7ad6b7169203331 at commit {head}")
+
+
+@pytest.mark.parametrize(
+    ("flags", "question"),
+    [
+        (["--from-otel", "otel.json", "--span", "eee19b7ec3c1b174"], "My parcel arrived damaged"),
+        (["--from-otel", "otel.json", "--span", "c1d2e3f4a5b6c7d8"], "Can I change the delivery"),
+        (
+            [
+                "--from-langsmith",
+                "langsmith_runs.json",
+                "--run",
+                "aa11bb22-cc33-4d44-8e55-ff6677889900",
+            ],
+            "Cancel my subscription",
+        ),
+        (
+            ["--from-langfuse", "langfuse_traces.json", "--trace", "obs-gen-1"],
+            "Can I return sale items",
+        ),
+        (
+            ["--from-log", "requests.jsonl", "--select", "custom_id=batch-req-1"],
+            "Do you ship to Norway",
+        ),
+    ],
+)
+def test_every_source_writes_a_case_that_validates(
+    suite: Project, flags: list[str], question: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = [str(DATA / f) if f.endswith((".json", ".jsonl")) else f for f in flags]
+    assert main(["add", *flags]) == 0
+    [draft] = drafts(suite.root / "cases").values()
+    assert str(draft["input"]["question"]).startswith(question)  # type: ignore[index]
+    capsys.readouterr()
+    assert main(["validate"]) == 0
+    err = capsys.readouterr().err
+    assert f"still has the note {NOTE_PLACEHOLDER!r}" in err
+    assert err.count("casegate: warning:") == 1
+
+
+def test_a_case_id_or_a_file_is_never_replaced(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = str(DATA / "requests.jsonl")
+    assert main(["add", "--from-log", log, "--line", "2"]) == 0
+    written = sorted((suite.root / "cases").glob("where-*.yaml"))
+    before = written[0].read_text()
+    # the same request again is a near-duplicate of the new case; forced, it proposes the
+    # same id, whose file exists
+    assert main(["add", "--from-log", log, "--line", "2"]) == 2
+    assert "near-duplicate of case 'where-is-order-a12345-" in capsys.readouterr().err
+    assert main(["add", "--from-log", log, "--line", "2", "--force"]) == 2
+    assert (
+        "case id 'where-is-order-a12345-98a6ec' is taken (cases/where-is-order-a12345-98a6ec.yaml:4)"
+        in capsys.readouterr().err
+    )
+    assert written[0].read_text() == before
+    # a file that exists, even one of the suite's
+    own = (suite.root / "cases" / "cases.yaml").read_text()
+    assert main(["add", "--from-log", log, "--line", "1", "--out", "cases/cases.yaml"]) == 2
+    assert "cases/cases.yaml: exists; casegate add never replaces a file" in capsys.readouterr().err
+    assert (suite.root / "cases" / "cases.yaml").read_text() == own
+    # an id the suite has
+    assert main(["add", "--from-log", log, "--line", "1", "--id", "refund-window"]) == 2
+    assert "case id 'refund-window' is taken (cases/cases.yaml:" in capsys.readouterr().err
+
+
+def test_a_near_duplicate_is_refused_unless_forced(
+    suite: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "dup.jsonl"
+    request = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "how long do refunds take to arrive"}],
+    }
+    log.write_text(json.dumps({"request": request, "response": None}) + "\n")
+    assert main(["add", "--from-log", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "near-duplicate of case 'refund-speed' (cases/cases.yaml:" in err
+    assert "token sort ratio 100 ≥ 90" in err and "nothing written" in err
+    assert drafts(suite.root / "cases") == {}
+    assert main(["add", "--from-log", str(log), "--force"]) == 0
+    assert "added with --force" in capsys.readouterr().out
+    assert len(drafts(suite.root / "cases")) == 1
+
+
+def test_dry_run_prints_the_yaml_and_writes_nothing(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["add", "--from-langfuse", str(DATA / "langfuse_traces.json"), "--trace", "trace-77aa"]
+    assert main([*args, "--dry-run", "--id", "phone-number"]) == 0
+    out = capsys.readouterr().out
+    printed = yaml.safe_load(out)
+    assert printed[0]["id"] == "phone-number" and printed[0]["expect"] == {"min_words": 1}
+    assert "the source recorded a failure: level ERROR: upstream timeout" in out
+    assert sorted(p.name for p in (suite.root / "cases").iterdir()) == ["cases.yaml"]
+
+
+def test_out_names_a_file_or_a_folder(suite: Project) -> None:
+    log = str(DATA / "requests.jsonl")
+    assert main(["add", "--from-log", log, "--line", "2", "--out", "cases/new/one.yaml"]) == 0
+    assert list(drafts(suite.root / "cases" / "new")) == [
+        next(iter(drafts(suite.root / "cases" / "new")))
+    ]
+    assert (suite.root / "cases" / "new" / "one.yaml").is_file()
+    assert main(["add", "--from-log", log, "--line", "4", "--out", "elsewhere"]) == 0
+    [written] = (suite.root / "elsewhere").glob("*.yaml")
+    assert written.name.startswith("do-you-ship-to-norway-")
+
+
+def test_a_file_outside_the_suite_is_named(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["add", "--from-log", str(DATA / "requests.jsonl"), "--line", "4", "--out", "x"]) == 0
+    )
+    assert "is outside the suite's `cases:`: move it in" in capsys.readouterr().out
+
+
+def test_select_filters_on_metadata_and_names_what_matched(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = str(DATA / "requests.jsonl")
+    assert main(["add", "--from-log", log, "--dry-run"]) == 2
+    assert "3 model calls and none picked (line 1, line 2, line 4)" in capsys.readouterr().err
+    assert (
+        main(["add", "--from-log", log, "--select", "env=prod", "--select", "request_id=nope"]) == 2
+    )
+    assert "no record matching env=prod and request_id=nope" in capsys.readouterr().err
+    assert main(["add", "--from-log", log, "--select", "env=staging", "--dry-run"]) == 0
+    assert "Where is order A12345?" in capsys.readouterr().out
+    assert main(["add", "--from-log", log, "--select", "oops"]) == 2
+    assert "write KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_failing_result_becomes_a_case_with_the_checks_that_failed(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite.write_cases(
+        [
+            case(
+                "refund-window",
+                "How long do I have to return an item?",
+                contains="30 days",
+                max_words=50,
+            ),
+            case("refund-speed", "How long do refunds take to arrive?", contains="arrive"),
+        ]
+    )
+    assert main(["run", "--mode", "live", "--out", "r.json", "--quiet"]) == 0
+    assert main(["add", "--from-results", "r.json", "--case", "refund-speed"]) == 2
+    assert "case 'refund-speed' passed" in capsys.readouterr().err
+    assert main(["add", "--from-results", "r.json", "--case", "refund-window"]) == 0
+    [(case_id, draft)] = drafts(suite.root / "cases").items()
+    assert case_id.startswith("refund-window-regression-")
+    assert draft["input"] == {"question": "How long do I have to return an item?"}
+    assert draft["expect"] == {"contains": "30 days"}  # max_words passed: not copied
+    assert "casegate add from results r.json case refund-window" in str(draft["provenance"])
+    text = next((suite.root / "cases").glob("refund-window-regression-*.yaml")).read_text()
+    assert "failed contains:" in text
+    assert "the output was: plain: How long do I have to return an item?" in text
+
+
+def test_usage_mistakes_are_one_line_each(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = str(DATA / "requests.jsonl")
+    assert main(["add", "--from-results", "r.json"]) == 2
+    assert "--from-results needs --case ID" in capsys.readouterr().err
+    assert main(["add", "--from-otel", str(DATA / "otel.json"), "--line", "3"]) == 2
+    assert "--line is for --from-log" in capsys.readouterr().err
+    assert main(["add", "--from-log", log, "--rank", "--top", "0"]) == 2
+    assert "--top takes 1 to 1000, not 0" in capsys.readouterr().err
+    assert main(["add", "--from-otel", str(DATA / "otel.json"), "--span", "00f067aa0ba902b7"]) == 2
+    err = capsys.readouterr().err
+    assert "no model call at id '00f067aa0ba902b7'" in err and "span eee19b7ec3c1b174" in err
