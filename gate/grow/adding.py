@@ -114,11 +114,18 @@ def _uncovered(loaded: Any, written: Sequence[Path]) -> list[str]:
     return [str(p) for p in written if p.resolve() not in known]
 
 
+def _relative(path: Path) -> Path:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
 def _report(loaded: Any, written: list[Path], drafted: list[Draft], notes: list[str]) -> None:
     for note in notes:
         print(f"casegate: warning: {note}")
     for path in written:
-        print(f"wrote {one_line(str(path))}")
+        print(f"wrote {one_line(str(_relative(path)))}")
     for outside in _uncovered(loaded, written):
         print(f"casegate: warning: {one_line(outside)} is outside the suite's `cases:`: move it in")
     if written:
@@ -187,7 +194,10 @@ def add_ranked(
     drafts: list[Draft] = []
     notes: list[str] = []
     taken = {c.id for c in cases}
-    print(f"{len(exchanges)} records in {len(clusters)} clusters; the top {args.top}:")
+    print(
+        f"{len(exchanges)} requests in {len(clusters)} clusters, ranked by failed, flagged, "
+        f"cost ({unit}), novelty; drafting the top {args.top}:"
+    )
     for cluster in clusters:
         if len(drafts) == args.top:
             break

@@ -160,7 +160,7 @@ def render(drafts: list[Draft], header: list[str]) -> str:
         for index, (key, value) in enumerate(draft.case.items()):
             lines.extend(f"  # {one_line(c)}" for c in draft.comments.get(key, []))
             body = yaml.dump(
-                {key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
+                {key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**31
             )
             body = _MARKS.sub(lambda mark: f"\\u{ord(mark[0]):04x}", body)
             for number, text in enumerate(body.rstrip("\n").split("\n")):

@@ -49,7 +49,7 @@ def test_a_log_line_becomes_a_reviewable_case_in_the_first_case_folder(
     assert draft["added"] == dt.datetime.now(dt.UTC).date()
     assert "requests.jsonl:1 (request req-7f3a)" in str(draft["provenance"])
     assert "(not in a git repository)" in str(draft["provenance"])
-    assert f"wrote {suite.root / 'cases' / case_id}.yaml" in out.out
+    assert f"wrote cases/{case_id}.yaml" in out.out
     text = (suite.root / "cases" / f"{case_id}.yaml").read_text()
     assert "# DRAFT expect" in text and "flagged by a user: user.feedback=negative" in text
 
