@@ -241,3 +241,40 @@ def test_usage_mistakes_are_one_line_each(
     assert main(["add", "--from-otel", str(DATA / "otel.json"), "--span", "00f067aa0ba902b7"]) == 2
     err = capsys.readouterr().err
     assert "no model call at id '00f067aa0ba902b7'" in err and "span eee19b7ec3c1b174" in err
+
+
+def test_recorded_embeddings_find_a_paraphrase_and_a_missing_one_is_said(
+    suite: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gate.produce.recordings import RecordingStore
+    from gate.produce.services.embeddings import Embedder
+    from gate.produce.services.recorded import entry_key, fingerprint_of
+    from gate.suite.config import load_config
+
+    suite.write_config(embeddings={"provider": "python", "target": "nowhere:embed", "model": "e1"})
+    paraphrase = "When will my money be back on my card?"
+    log = tmp_path / "para.jsonl"
+    request = {"model": "m", "messages": [{"role": "user", "content": paraphrase}]}
+    log.write_text(json.dumps({"request": request, "response": None}) + "\n")
+    assert main(["add", "--from-log", str(log), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "embedding similarity skipped: the new input has no recorded embedding" in out
+    assert "`add` makes no live call (token ratio only)" in out
+    # Recorded (as `similar` records them, under the case's file): the two texts' vectors
+    # point the same way, so the paraphrase is refused although its words differ.
+    loaded = load_config(suite.config_path)
+    pin = loaded.config.embeddings
+    assert pin is not None
+    store = RecordingStore(loaded.recordings_dir)
+    embedder = Embedder(pin, mode="replay", entries=store)
+    fingerprint = fingerprint_of(pin)
+    for text, vector in (
+        ("How long do refunds take to arrive?", (1.0, 0.0)),
+        (paraphrase, (0.99, 0.05)),
+    ):
+        key = entry_key("embeddings", fingerprint, text)
+        store.put_entry("refund-speed", key, {"text": text, **embedder.encode(vector)})
+    assert main(["add", "--from-log", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "near-duplicate of case 'refund-speed' (cases/cases.yaml:" in err
+    assert "recorded embeddings' cosine 0.999)" in err
