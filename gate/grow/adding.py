@@ -25,6 +25,8 @@ from gate.grow.nearby import Near, embedded_duplicate, input_text, near_duplicat
 from gate.grow.shape import Shaped, shape_input
 from gate.reporting.show import one_line
 
+#: drafts `--rank` writes unless `--top` says otherwise
+DEFAULT_TOP = 10
 HEADER = [
     "Drafted by `casegate add`: review before committing. Confirm `expect`, replace the",
     "note with why the case exists, then `casegate validate` and `casegate record`.",
@@ -123,7 +125,7 @@ def _relative(path: Path) -> Path:
 
 def _report(loaded: Any, written: list[Path], drafted: list[Draft], notes: list[str]) -> None:
     for note in notes:
-        print(f"casegate: warning: {note}")
+        print(f"casegate: warning: {one_line(note)}")
     for path in written:
         print(f"wrote {one_line(str(_relative(path)))}")
     for outside in _uncovered(loaded, written):
@@ -194,12 +196,13 @@ def add_ranked(
     drafts: list[Draft] = []
     notes: list[str] = []
     taken = {c.id for c in cases}
+    top = args.top or DEFAULT_TOP
     print(
         f"{len(exchanges)} requests in {len(clusters)} clusters, ranked by failed, flagged, "
-        f"cost ({unit}), novelty; drafting the top {args.top}:"
+        f"cost ({unit}), novelty; drafting the top {top}:"
     )
     for cluster in clusters:
-        if len(drafts) == args.top:
+        if len(drafts) == top:
             break
         draft, _ = _shaped_draft(loaded, cluster.representative, cases, None, commit, day)
         text = input_text(draft.case["input"])

@@ -14,8 +14,6 @@ from typing import Any
 from gate.grow.exchange import Exchange, SourceError
 
 SOURCES = ("from_results", "from_log", "from_otel", "from_langsmith", "from_langfuse")
-#: drafts `--rank` writes unless `--top` says otherwise
-DEFAULT_TOP = 10
 
 
 def add_parser(subparsers: Any) -> None:
@@ -82,9 +80,8 @@ def add_parser(subparsers: Any) -> None:
     add.add_argument(
         "--top",
         type=int,
-        default=DEFAULT_TOP,
         metavar="N",
-        help=f"with --rank: drafts to write (default {DEFAULT_TOP})",
+        help="with --rank: drafts to write (default 10)",
     )
     add.add_argument(
         "--id", dest="case_id", metavar="ID", help="the new case's id (default: from its text)"
@@ -147,7 +144,14 @@ def _check_arguments(args: argparse.Namespace) -> None:
             "--rank reads a whole export: --from-log, --from-otel, --from-langsmith or "
             "--from-langfuse"
         )
-    if not 1 <= args.top <= 1000:
+    if args.top is not None and not args.rank:
+        problems.append("--top is for --rank")
+    if args.from_results is not None and (args.line is not None or args.pick or args.select):
+        problems.append(
+            "--from-results picks the case with --case: no --line, --span, --run, --trace "
+            "or --select"
+        )
+    if args.top is not None and not 1 <= args.top <= 1000:
         problems.append(f"--top takes 1 to 1000, not {args.top}")
     if args.case_id is not None and (problem := id_problem(args.case_id)):
         problems.append(f"--id: {problem}")

@@ -12,6 +12,7 @@ from gate.errors import located
 from gate.files import parse_json
 from gate.grow.exchange import SourceError
 from gate.limits import MB, read_limited
+from gate.reporting.show import one_line
 from gate.yamlfile import printable
 
 #: a source file: a day of a busy service's request log, or an OTLP export of 10,000
@@ -27,7 +28,7 @@ MAX_PROBLEMS = 20
 def shown(path: Path) -> str:
     """The path as printed: control characters escaped (the name is the user's, but a
     file name can hold an escape sequence as well as any text can)."""
-    return printable(str(path))
+    return one_line(str(path))
 
 
 def read_source(path: Path) -> str:

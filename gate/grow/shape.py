@@ -52,14 +52,19 @@ def _by_cases(exchange: Exchange, inputs: Sequence[Mapping[str, Any]]) -> Shaped
             "the suite has no case to take a shape from: the messages as they were",
         )
     shapes = Counter(frozenset(i) for i in inputs)
-    common = frozenset.intersection(*shapes)
+    # The keys every case has; when no key is shared, the shape most cases have.
+    common = frozenset.intersection(*shapes) or shapes.most_common(1)[0][0]
     usual = "{" + ", ".join(sorted(common)) + "}"
-    if common == {"messages"}:
-        return Shaped(messages_input(exchange), "the suite's cases take {messages}: the messages")
-    if common and common <= set(exchange.fields):
+    if "messages" in common:
+        return Shaped(
+            messages_input(exchange),
+            f"the suite's cases take {usual}: the messages",
+            [f"missing {k!r} (every case has it)" for k in sorted(common - {"messages"})],
+        )
+    if common <= set(exchange.fields):
         taken = {key: exchange.fields[key] for key in sorted(common)}
         return Shaped(taken, f"the suite's cases take {usual}: the source's own fields")
-    texts = [k for k in common if all(isinstance(i.get(k), str) for i in inputs)]
+    texts = [k for k in common if all(isinstance(i[k], str) for i in inputs if k in i)]
     key = next((k for k in TEXT_KEYS if k in texts), min(texts) if texts else "message")
     made = {key: exchange.user_text()}
     missing = sorted(common - {key})

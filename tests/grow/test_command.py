@@ -238,6 +238,10 @@ def test_usage_mistakes_are_one_line_each(
     assert "--line is for --from-log" in capsys.readouterr().err
     assert main(["add", "--from-log", log, "--rank", "--top", "0"]) == 2
     assert "--top takes 1 to 1000, not 0" in capsys.readouterr().err
+    assert main(["add", "--from-log", log, "--top", "3"]) == 2
+    assert "--top is for --rank" in capsys.readouterr().err
+    assert main(["add", "--from-results", "r.json", "--case", "a", "--select", "k=v"]) == 2
+    assert "--from-results picks the case with --case" in capsys.readouterr().err
     assert main(["add", "--from-otel", str(DATA / "otel.json"), "--span", "00f067aa0ba902b7"]) == 2
     err = capsys.readouterr().err
     assert "no model call at id '00f067aa0ba902b7'" in err and "span eee19b7ec3c1b174" in err

@@ -33,6 +33,14 @@ def test_a_suite_of_message_lists_keeps_the_conversation() -> None:
     assert [m["role"] for m in shaped.input["messages"]] == ["system", "user", "assistant", "user"]
 
 
+def test_a_message_list_beside_other_keys_names_them_and_no_shared_key_takes_the_usual() -> None:
+    shaped = shape_input(exchange(), None, [{"messages": [], "locale": "en"}])
+    assert list(shaped.input) == ["messages"]
+    assert shaped.differences == ["missing 'locale' (every case has it)"]
+    mixed = [{"query": "a"}, {"query": "b"}, {"prompt": "c"}]
+    assert shape_input(exchange(), None, mixed).input == {"query": "Where is order A12345?"}
+
+
 def test_keys_the_request_cannot_fill_are_named() -> None:
     inputs = [
         {"question": "a", "order_id": "A1", "locale": "en"},
