@@ -12,8 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from gate.grow.exchange import Exchange, SourceError
+from gate.reporting.show import one_line
 
 SOURCES = ("from_results", "from_log", "from_otel", "from_langsmith", "from_langfuse")
+
+
+#: a model call without message text: an instrumentation that records no content (the
+#: OpenTelemetry GenAI instrumentations' default) leaves nothing a case could ask
+NO_TEXT = (
+    "without message text, left out: the instrumentation recorded no content (for "
+    "OpenTelemetry, set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -121,10 +130,16 @@ def cmd_add(args: argparse.Namespace) -> int:
     if args.rank:
         from gate.grow.adding import add_ranked
 
-        return add_ranked(args, loaded, cases, exchanges)
+        worded = [e for e in exchanges if e.user_text().strip()]
+        if len(worded) < len(exchanges):
+            print(f"casegate: warning: {len(exchanges) - len(worded)} model call(s) {NO_TEXT}")
+        return add_ranked(args, loaded, cases, worded)
     from gate.grow.adding import add_one
 
-    return add_one(args, loaded, cases, pick(exchanges, args, _source(args)))
+    chosen = pick(exchanges, args, _source(args))
+    if not chosen.user_text().strip():
+        raise SourceError(f"{one_line(chosen.where())}: {NO_TEXT}")
+    return add_one(args, loaded, cases, chosen)
 
 
 def _check_arguments(args: argparse.Namespace) -> None:

@@ -282,3 +282,22 @@ def test_recorded_embeddings_find_a_paraphrase_and_a_missing_one_is_said(
     err = capsys.readouterr().err
     assert "near-duplicate of case 'refund-speed' (cases/cases.yaml:" in err
     assert "recorded embeddings' cosine 0.999)" in err
+
+
+def test_a_span_without_captured_content_is_named_not_drafted(
+    suite: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    span = {
+        "spanId": "aaaaaaaaaaaaaaaa",
+        "attributes": [{"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4o"}}],
+    }
+    export = tmp_path / "bare.json"
+    export.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    assert main(["add", "--from-otel", str(export)]) == 2
+    err = capsys.readouterr().err
+    assert "bare.json span aaaaaaaaaaaaaaaa: without message text, left out" in err
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in err
+    assert main(["add", "--from-otel", str(export), "--rank"]) == 0
+    out = capsys.readouterr().out
+    assert "1 model call(s) without message text, left out" in out
+    assert "0 requests in 0 clusters" in out
