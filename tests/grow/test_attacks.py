@@ -189,3 +189,31 @@ def test_no_json_line_makes_any_reader_raise_anything_but_a_source_error(
             for exchange in found:
                 assert isinstance(exchange.user_text(), str)
         assert all("\n" not in p and p.startswith(str(path)) for p in problems)
+
+
+def test_a_file_past_the_limit_is_refused_unread(
+    suite: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("gate.grow.reading.MAX_SOURCE_BYTES", 1_000_000)
+    export = suite.root / "big.json"
+    export.write_text(json.dumps({"resourceSpans": [], "pad": "x" * 1_500_000}))
+    assert main(["add", "--from-otel", str(export)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"casegate: {export}: 1.5 MB, more than the 1 MB a source file may be: split it (one "
+        "export per day or per service) and add from each part\n"
+    )
+
+
+def test_a_binary_file_and_a_file_name_with_escapes_are_one_plain_line(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export = suite.root / "trace\x1b[31m.json"
+    export.write_bytes(b'{"resourceSpans": []}\n\xff\xfe\x00')
+    assert main(["add", "--from-langfuse", str(export)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"casegate: {suite.root}/trace\\x1b[31m.json:2: not UTF-8 text; export it as JSON\n"
+    )
+    assert main(["add", "--from-log", str(suite.root / "missing.jsonl")]) == 2
+    assert capsys.readouterr().err == f"casegate: {suite.root}/missing.jsonl: no such file\n"
