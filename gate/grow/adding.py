@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -90,9 +91,9 @@ def write(args: argparse.Namespace, loaded: Any, drafts: list[Draft]) -> list[Pa
 
     targets = _targets(args, loaded, drafts)
     texts = {path: render(chunk, HEADER) for path, chunk in targets.items()}
-    if args.dry_run:
+    if args.dry_run:  # the YAML alone on stdout: what is said about it goes to stderr
         for text in texts.values():
-            sys_print(text.rstrip("\n"))
+            print(text.rstrip("\n"))
         return []
     return write_new_files(
         texts,
@@ -101,10 +102,6 @@ def write(args: argparse.Namespace, loaded: Any, drafts: list[Draft]) -> list[Pa
             "pick another --out or --id",
         ],
     )
-
-
-def sys_print(text: str) -> None:
-    print(text)
 
 
 def _uncovered(loaded: Any, written: Sequence[Path]) -> list[str]:
@@ -125,11 +122,14 @@ def _relative(path: Path) -> Path:
 
 def _report(loaded: Any, written: list[Path], drafted: list[Draft], notes: list[str]) -> None:
     for note in notes:
-        print(f"casegate: warning: {one_line(note)}")
+        print(f"casegate: warning: {one_line(note)}", file=sys.stderr)
     for path in written:
         print(f"wrote {one_line(str(_relative(path)))}")
     for outside in _uncovered(loaded, written):
-        print(f"casegate: warning: {one_line(outside)} is outside the suite's `cases:`: move it in")
+        print(
+            f"casegate: warning: {one_line(outside)} is outside the suite's `cases:`: move it in",
+            file=sys.stderr,
+        )
     if written:
         only = " ".join(f"--case {d.id}" for d in drafted[:5])
         print(
@@ -173,16 +173,13 @@ def add_one(args: argparse.Namespace, loaded: Any, cases: Sequence[Any], exchang
         notes.append(f"near-duplicate of case {near.case_id!r} ({near.how}), added with --force")
     if (where := _taken(draft.id, cases)) is not None:
         raise SourceError(f"case id {draft.id!r} is taken ({where}): pick another with --id")
-    print(f"drafted {draft.id} from {one_line(exchange.where())}; input: {shaped.how}", file=_err())
+    print(
+        f"drafted {draft.id} from {one_line(exchange.where())}; input: {shaped.how}",
+        file=sys.stderr,
+    )
     written = write(args, loaded, [draft])
     _report(loaded, written, [draft], notes)
     return 0
-
-
-def _err() -> Any:
-    import sys
-
-    return sys.stderr
 
 
 def add_ranked(
@@ -197,9 +194,12 @@ def add_ranked(
     notes: list[str] = []
     taken = {c.id for c in cases}
     top = args.top or DEFAULT_TOP
+    # The ranking is what --rank is for; beside --dry-run's YAML it goes to stderr.
+    table = sys.stderr if args.dry_run else sys.stdout
     print(
         f"{len(exchanges)} requests in {len(clusters)} clusters, ranked by failed, flagged, "
-        f"cost ({unit}), novelty; drafting the top {top}:"
+        f"cost ({unit}), novelty; drafting the top {top}:",
+        file=table,
     )
     for cluster in clusters:
         if len(drafts) == top:
@@ -220,7 +220,8 @@ def add_ranked(
         drafts.append(draft)
         print(
             f"{len(drafts):>3}. {draft.id}  {len(cluster.members)} request(s): "
-            f"{cluster.reasons(unit)}  ({where})"
+            f"{cluster.reasons(unit)}  ({where})",
+            file=table,
         )
     if loaded.config.embeddings is not None:
         notes.append("embedding similarity skipped under --rank: token ratio only")
@@ -252,7 +253,7 @@ def add_failure(args: argparse.Namespace, loaded: Any, cases: Sequence[Any], fai
     draft = Draft(
         make_case(case_id, dict(case.input), expect, origin, today()), {"expect": comments}
     )
-    print(f"drafted {case_id} from the failing result of {case.id}", file=_err())
+    print(f"drafted {case_id} from the failing result of {case.id}", file=sys.stderr)
     written = write(args, loaded, [draft])
     _report(loaded, written, [draft], [skipped] if skipped else [])
     return 0

@@ -7,6 +7,7 @@ one step that sees every exchange before anything is shown or written is `_redac
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
         worded = [e for e in exchanges if e.user_text().strip()]
         if len(worded) < len(exchanges):
-            print(f"casegate: warning: {len(exchanges) - len(worded)} model call(s) {NO_TEXT}")
+            left = len(exchanges) - len(worded)
+            print(f"casegate: warning: {left} model call(s) {NO_TEXT}", file=sys.stderr)
         return add_ranked(args, loaded, cases, worded)
     from gate.grow.adding import add_one
 

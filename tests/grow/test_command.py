@@ -147,7 +147,7 @@ def test_a_near_duplicate_is_refused_unless_forced(
     assert "token sort ratio 100 ≥ 90" in err and "nothing written" in err
     assert drafts(suite.root / "cases") == {}
     assert main(["add", "--from-log", str(log), "--force"]) == 0
-    assert "added with --force" in capsys.readouterr().out
+    assert "casegate: warning: near-duplicate of case 'refund-speed'" in capsys.readouterr().err
     assert len(drafts(suite.root / "cases")) == 1
 
 
@@ -181,7 +181,7 @@ def test_a_file_outside_the_suite_is_named(
     assert (
         main(["add", "--from-log", str(DATA / "requests.jsonl"), "--line", "4", "--out", "x"]) == 0
     )
-    assert "is outside the suite's `cases:`: move it in" in capsys.readouterr().out
+    assert "is outside the suite's `cases:`: move it in" in capsys.readouterr().err
 
 
 def test_select_filters_on_metadata_and_names_what_matched(
@@ -261,7 +261,7 @@ def test_recorded_embeddings_find_a_paraphrase_and_a_missing_one_is_said(
     request = {"model": "m", "messages": [{"role": "user", "content": paraphrase}]}
     log.write_text(json.dumps({"request": request, "response": None}) + "\n")
     assert main(["add", "--from-log", str(log), "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "embedding similarity skipped: the new input has no recorded embedding" in out
     assert "`add` makes no live call (token ratio only)" in out
     # Recorded (as `similar` records them, under the case's file): the two texts' vectors
@@ -298,6 +298,6 @@ def test_a_span_without_captured_content_is_named_not_drafted(
     assert "bare.json span aaaaaaaaaaaaaaaa: without message text, left out" in err
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in err
     assert main(["add", "--from-otel", str(export), "--rank"]) == 0
-    out = capsys.readouterr().out
-    assert "1 model call(s) without message text, left out" in out
-    assert "0 requests in 0 clusters" in out
+    out = capsys.readouterr()
+    assert "1 model call(s) without message text, left out" in out.err
+    assert "0 requests in 0 clusters" in out.out

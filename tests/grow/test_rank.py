@@ -122,12 +122,31 @@ def test_rank_through_the_cli_skips_a_near_duplicate_and_writes_the_rest(
 ) -> None:
     project.write_cases([case("refund-days", "How long do refunds take?", contains="days")])
     code = main(["add", "--from-otel", str(DATA / "otel.json"), "--rank", "--top", "5"])
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert code == 0
     assert "3 requests in 3 clusters, ranked by failed, flagged, cost (tokens), novelty" in out
-    assert "span b7ad6b7169203331: skipped, a near-duplicate of case 'refund-days'" in out
+    assert "span b7ad6b7169203331: skipped, a near-duplicate of case 'refund-days'" in captured.err
     first, second = [line for line in out.splitlines() if line.lstrip()[:2] in ("1.", "2.")]
     assert "my-parcel-arrived-damaged" in first and "1 failed, 1 flagged" in first
     assert "can-i-change-the-delivery-address" in second
     written = sorted(p.name for p in (project.root / "cases").glob("*.yaml"))
     assert len(written) == 3 and "cases.yaml" in written
+
+
+def test_rank_dry_run_prints_only_yaml_on_stdout(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    project.write_cases([case("unrelated", "Is the coat waterproof?", contains="yes")])
+    assert main(["add", "--from-log", str(DATA / "requests.jsonl"), "--rank", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    drafts = yaml.safe_load(captured.out)
+    assert [d["input"]["question"][:12] for d in drafts] == [
+        "Can I get my",
+        "Where is ord",
+        "Do you ship ",
+    ]
+    assert "3 requests in 3 clusters" in captured.err
+    assert sorted(p.name for p in (project.root / "cases").iterdir()) == ["cases.yaml"]

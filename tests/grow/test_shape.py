@@ -107,7 +107,7 @@ def test_a_draft_that_does_not_fit_is_written_and_says_what_to_complete(
         ]
     )
     assert main(["add", "--from-log", str(DATA / "requests.jsonl"), "--line", "2"]) == 0
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "requests.jsonl:2: input does not fit: missing 'order_id'" in out
     [written] = [p for p in (project.root / "cases").glob("*.yaml") if p.name != "cases.yaml"]
     assert (
