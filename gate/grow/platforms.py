@@ -22,6 +22,7 @@ from gate.grow.exchange import (
     Message,
     SourceError,
     chat_messages,
+    clip,
     count,
     flag_in,
     flat_metadata,
@@ -98,7 +99,7 @@ def read_langsmith(path: Path) -> list[Exchange]:
 def _run(path: Path, run: dict[str, Any]) -> Exchange:
     inputs = mapping(run.get("inputs"))
     messages = _lc_messages(inputs.get("messages")) or _prompts(inputs.get("prompts"))
-    fields = {k[:200]: v for k, v in inputs.items() if isinstance(v, str)}
+    fields = {k[:200]: clip(v) for k, v in list(inputs.items())[:100] if isinstance(v, str)}
     if not messages and fields:
         messages = (Message("user", text_of("\n".join(fields.values()))),)
     extra = mapping(run.get("extra"))
@@ -229,7 +230,9 @@ def _observation(path: Path, item: dict[str, Any], scores: Any, trace: dict[str,
         raw = raw["messages"]
     messages = chat_messages(raw) or ()
     fields = (
-        {k[:200]: v for k, v in raw.items() if isinstance(v, str)} if isinstance(raw, dict) else {}
+        {k[:200]: clip(v) for k, v in list(raw.items())[:100] if isinstance(v, str)}
+        if isinstance(raw, dict)
+        else {}
     )
     if not messages and (isinstance(raw, str) or fields):
         messages = (
