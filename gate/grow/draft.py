@@ -144,8 +144,14 @@ class _Dumper(yaml.SafeDumper):
 _MARKS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+#: control characters and the line breaks YAML knows besides \n (NEL, U+2028, U+2029): a
+#: plain or block scalar folds or drops some of them, a double-quoted one escapes them all
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    style = '"' if _MARKS.search(data) else "|" if "\n" in data else None
+    quoted = _MARKS.search(data) or _CONTROLS.search(data)
+    style = '"' if quoted else "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 

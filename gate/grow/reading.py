@@ -4,6 +4,7 @@ problem one `file:line: problem` line (exit 2) that names the shape expected."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,29 @@ def read_source(path: Path) -> str:
         raise SourceError(located(name, line, "not UTF-8 text; export it as JSON")) from None
 
 
+#: a lone surrogate: JSON may escape one (`"\\ud800"`), Python holds it, but no file or
+#: terminal can take it, so it becomes U+FFFD, the replacement character, on reading
+_LONE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def parsed(text: str) -> Any:
+    """The JSON value of `text` (parse_json's bounds), with lone surrogates replaced."""
+    value = parse_json(text)
+    return _whole(value) if _ESCAPED_SURROGATE.search(text) else value
+
+
+def _whole(value: Any) -> Any:
+    # Depth is bounded by parse_json (MAX_DEPTH), so recursion is safe here.
+    if isinstance(value, str):
+        return _LONE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {_whole(key): _whole(item) for key, item in value.items()}
+    return value
+
+
 def json_lines(
     path: Path, text: str, expected: str, problems: list[str]
 ) -> Iterator[tuple[int, Any]]:
@@ -67,7 +91,7 @@ def json_lines(
             problems.append(located(name, number, f"{size} one record may be; expected {expected}"))
             continue
         try:
-            value = parse_json(raw)
+            value = parsed(raw)
         except ValueError as exc:
             problems.append(located(name, number, f"not JSON ({_brief(exc)}); expected {expected}"))
             continue
@@ -80,7 +104,7 @@ def documents(path: Path, expected: str) -> list[tuple[int, Any]]:
     request per line)."""
     text = read_source(path)
     try:
-        return [(1, parse_json(text))]
+        return [(1, parsed(text))]
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise SourceError(

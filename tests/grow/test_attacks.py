@@ -4,9 +4,10 @@ with one `file:line: problem` line naming the shape expected, or written as plai
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gate.cli import main
@@ -16,6 +17,7 @@ from gate.grow.otel import read_otel
 from gate.grow.platforms import read_langfuse, read_langsmith
 from gate.grow.reading import MAX_LINE_BYTES
 from gate.suite.cases import load_cases
+from gate.yamlfile import load_yaml
 from tests.conftest import Project, case
 
 
@@ -217,3 +219,18 @@ def test_a_binary_file_and_a_file_name_with_escapes_are_one_plain_line(
     )
     assert main(["add", "--from-log", str(suite.root / "missing.jsonl")]) == 2
     assert capsys.readouterr().err == f"casegate: {suite.root}/missing.jsonl: no such file\n"
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(min_size=1, max_size=300).filter(str.strip))
+def test_any_user_text_becomes_a_draft_that_reads_back_as_that_text(
+    suite: Project, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    log = suite.root / "any.jsonl"
+    log.write_text(line(text), encoding="utf-8")
+    assert main(["add", "--from-log", str(log), "--dry-run", "--force"]) == 0
+    printed = capsys.readouterr().out
+    [draft] = load_yaml(printed)  # casegate's own reader of case files
+    # JSON may carry a lone surrogate no file can hold: it reads back as U+FFFD
+    assert draft["input"] == {"question": re.sub("[\ud800-\udfff]", "\ufffd", text)}
+    assert draft["tags"] == ["regression"]
