@@ -234,3 +234,19 @@ def test_any_user_text_becomes_a_draft_that_reads_back_as_that_text(
     # JSON may carry a lone surrogate no file can hold: it reads back as U+FFFD
     assert draft["input"] == {"question": re.sub("[\ud800-\udfff]", "\ufffd", text)}
     assert draft["tags"] == ["regression"]
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    record=st.one_of(JSON, SHAPED), source=st.sampled_from(["log", "otel", "langsmith", "langfuse"])
+)
+def test_no_json_line_makes_the_command_traceback(
+    suite: Project, capsys: pytest.CaptureFixture[str], record: object, source: str
+) -> None:
+    path = suite.root / "any.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    for extra in ([], ["--rank"]):
+        code = main(["add", f"--from-{source}", str(path), "--dry-run", "--force", *extra])
+        assert code in (0, 2)
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and (code == 0 or err.startswith("casegate: "))
