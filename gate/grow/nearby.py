@@ -77,14 +77,15 @@ def embedded_duplicate(
     fingerprint = fingerprint_of(pin)
     vectors: dict[str, Any] = {}
     mine = None
+    wanted = entry_key("embeddings", fingerprint, text)
     for case_id, case_text in cases:
         try:
-            entry = store.get_entry(case_id, entry_key("embeddings", fingerprint, case_text))
-            if entry is not None:
+            entries = store.entries(case_id)  # one read of the case's file for both keys
+            entry = entries.get(entry_key("embeddings", fingerprint, case_text))
+            if isinstance(entry, dict):
                 vectors[case_id] = embedder.decode(entry)
-            if mine is None:
-                found = store.get_entry(case_id, entry_key("embeddings", fingerprint, text))
-                mine = embedder.decode(found) if found is not None else None
+            if mine is None and isinstance(entries.get(wanted), dict):
+                mine = embedder.decode(entries[wanted])
         except (CasegateError, KeyError, TypeError, ValueError, OSError):
             continue  # an unreadable recording is `validate`'s to report, not add's
     if mine is None:

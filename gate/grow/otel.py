@@ -58,24 +58,23 @@ def read_otel(path: Path) -> list[Exchange]:
         spans = _spans(document)
         if spans is None:
             raise SourceError(problem(path, line, f"no `resourceSpans` list; expected {EXPECTED}"))
-        for span in spans:
-            exchange = _exchange(path, line, span)
+        for resource, span in spans:
+            exchange = _exchange(path, span, resource)
             if exchange is not None:
                 found.append(exchange)
     return found
 
 
-def _spans(document: Any) -> list[dict[str, Any]] | None:
+def _spans(document: Any) -> list[tuple[dict[str, Any], dict[str, Any]]] | None:
+    """(the resource's attributes, the span) for every span in an export."""
     if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
         return None
-    spans: list[dict[str, Any]] = []
+    spans: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for resource in document["resourceSpans"]:
-        scopes = resource.get("scopeSpans") if isinstance(resource, dict) else None
-        for scope in scopes if isinstance(scopes, list) else []:
-            listed = scope.get("spans") if isinstance(scope, dict) else None
-            spans.extend(
-                s for s in (listed if isinstance(listed, list) else []) if isinstance(s, dict)
-            )
+        about = attributes(mapping(mapping(resource).get("resource")).get("attributes"))
+        for scope in listed(mapping(resource).get("scopeSpans")):
+            found = listed(mapping(scope).get("spans"))
+            spans.extend((about, s) for s in found if isinstance(s, dict))
     return spans
 
 
@@ -104,7 +103,7 @@ def attributes(raw: Any) -> dict[str, Any]:
     return found
 
 
-def _exchange(path: Path, line: int, span: dict[str, Any]) -> Exchange | None:
+def _exchange(path: Path, span: dict[str, Any], resource: dict[str, Any]) -> Exchange | None:
     attrs = attributes(span.get("attributes"))
     events = [
         (event.get("name"), attributes(event.get("attributes")))
@@ -129,7 +128,13 @@ def _exchange(path: Path, line: int, span: dict[str, Any]) -> Exchange | None:
         error = "span status ERROR" + (f": {message[:200]}" if isinstance(message, str) else "")
     elif isinstance(attrs.get("error.type"), str):
         error = f"error.type {attrs['error.type'][:200]}"
-    metadata = {k: str(v)[:1000] for k, v in attrs.items() if isinstance(v, str | int | float)}
+    # The resource's attributes (service.name, deployment.environment) with the span's
+    # own over them: what `--select` filters on.
+    metadata = {
+        k: str(v)[:1000]
+        for k, v in {**resource, **attrs}.items()
+        if isinstance(v, str | int | float)
+    }
     model = attrs.get("gen_ai.request.model") or attrs.get("gen_ai.response.model")
     return Exchange(
         kind="otel",

@@ -42,6 +42,7 @@ def test_otel_reads_the_current_attributes_and_both_older_event_forms() -> None:
     assert new.flagged == "casegate.flagged=true"
     assert (new.model, new.input_tokens, new.output_tokens) == ("gpt-4.1-mini", 52, 31)
     assert new.ids[1] == "5b8efff798038103d269b633813fc60c"  # the trace id picks it too
+    assert new.metadata["service.name"] == "support-bot"  # the resource's, for --select
     prompt_events = spans["b7ad6b7169203331"]
     assert prompt_events.user_text() == "How long do refunds take?"
     assert prompt_events.output == "Refunds take 30 business days."
