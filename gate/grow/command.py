@@ -1,7 +1,7 @@
 """`casegate add`: the command line. Reads a source, picks or ranks, writes drafts.
 
-Every source goes read → `_redacted` → pick or rank → shape → compare → draft → write: the
-one step that sees every exchange before anything is shown or written is `_redacted`.
+Every source goes read → select → `_redacted` → pick or rank → shape → compare → draft →
+write: `_redacted` sees every exchange before anything of it is shown or written.
 """
 
 from __future__ import annotations
@@ -126,8 +126,10 @@ def cmd_add(args: argparse.Namespace) -> int:
     loaded, cases = load_project(args.config)
     if args.from_results is not None:
         return _from_results(args, loaded, cases)
-    exchanges = [_redacted(e, loaded) for e in _read(args)]
-    exchanges = select(exchanges, args.select, _source(args))
+    # Selected on the metadata as recorded (a redacted value would match no filter); nothing
+    # of an exchange is shown or written before it is redacted.
+    selected = select(_read(args), args.select, _source(args))
+    exchanges = [_redacted(e, loaded) for e in selected]
     if args.rank:
         from gate.grow.adding import add_ranked
 
