@@ -301,3 +301,31 @@ def test_a_span_without_captured_content_is_named_not_drafted(
     out = capsys.readouterr()
     assert "1 model call(s) without message text, left out" in out.err
     assert "0 requests in 0 clusters" in out.out
+
+
+def test_every_exchange_passes_the_one_redaction_step_before_it_is_written(
+    suite: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+
+    from gate.grow import command
+    from gate.grow.exchange import Exchange, Message
+
+    def redacted(exchange: Exchange, loaded: object) -> Exchange:
+        return dataclasses.replace(
+            exchange,
+            messages=tuple(Message(m.role, f"[redacted] {m.text}") for m in exchange.messages),
+            output="[redacted output]",
+        )
+
+    monkeypatch.setattr(command, "_redacted", redacted)
+    for args in (
+        ["--from-otel", str(DATA / "otel.json"), "--span", "c1d2e3f4a5b6c7d8"],
+        ["--from-langfuse", str(DATA / "langfuse_traces.json"), "--rank"],
+    ):
+        assert main(["add", *args, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        assert "question: '[redacted] " in out and "not_contains: '[redacted output]'" in out
+    assert main(["run", "--mode", "live", "--out", "r.json", "--quiet"]) == 0
+    assert main(["add", "--from-results", "r.json", "--case", "refund-window", "--dry-run"]) == 0
+    assert "# the output was: [redacted output]" in capsys.readouterr().out
