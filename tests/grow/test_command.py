@@ -329,3 +329,22 @@ def test_every_exchange_passes_the_one_redaction_step_before_it_is_written(
     assert main(["run", "--mode", "live", "--out", "r.json", "--quiet"]) == 0
     assert main(["add", "--from-results", "r.json", "--case", "refund-window", "--dry-run"]) == 0
     assert "# the output was: [redacted output]" in capsys.readouterr().out
+
+
+def test_the_readme_documents_every_option_of_add() -> None:
+    import argparse
+
+    from gate.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Growing the suite: `casegate add`", 1)[1].split("\n## ", 1)[0]
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {
+        flag
+        for action in commands.choices["add"]._actions
+        for flag in action.option_strings
+        if flag.startswith("--") and flag != "--help"
+    }
+    assert len(flags) == 18
+    assert sorted(flag for flag in flags if flag not in section) == []
