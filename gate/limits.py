@@ -32,6 +32,12 @@ MAX_RECORDING_BYTES = 20 * MB
 MAX_RESULTS_BYTES = 256 * MB
 #: Any other YAML document casegate parses (e.g. a config read from the base commit).
 MAX_YAML_BYTES = 20 * MB
+#: A case's input file (`input_files:`: a ticket, a document, an image): hashed into the
+#: recording key and the ruler, read in 1 MB pieces, so the limit bounds the time a load
+#: spends hashing, not its memory. 50 MB holds a long PDF or a minute of audio.
+MAX_INPUT_FILE_BYTES = 50 * MB
+#: Input files one case may name, its own and the defaults' together.
+MAX_INPUT_FILES = 100
 
 
 def over(size: int, limit: int, what: str, fix: str) -> str:

@@ -82,7 +82,7 @@ def snapshot(loaded: LoadedConfig, cases: Sequence[Case], mode: Mode) -> Recorde
     with heap.bulk():  # an output a sample, kept to the end: no collector passes over them
         for case in cases:
             count = samples_for(case, loaded) or loaded.config.adaptive.max
-            keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+            keys = [request_key(fingerprint, case.key_input, index) for index in range(count)]
             try:
                 outputs = store.get_many_dated(case.id, keys)
             except CasegateError:

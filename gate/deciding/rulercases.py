@@ -1,6 +1,7 @@
 """What a pull request changed about the cases, one `RulerChange` each: cases removed or
-added, and for a case on both sides its criticality, input, version, expectations,
-threshold, samples, cluster and weight. gate.deciding.rulerdiff gathers them with the rest."""
+added, and for a case on both sides its criticality, input, input files, version,
+expectations, threshold, samples, cluster and weight. gate.deciding.rulerdiff gathers them
+with the rest."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ def _samples(case: Case, side: Side) -> int | str:
 def _input_hash(case: Case) -> str:
     blob = json.dumps(case.input, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def files_difference(before: dict[str, str], after: dict[str, str]) -> str:
+    """What changed between two cases' input files (path → sha256), in words."""
+    parts = [f"{name} removed" for name in before if name not in after]
+    parts += [f"{name} edited" for name in before if name in after and before[name] != after[name]]
+    parts += [f"{name} added" for name in after if name not in before]
+    return ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
 
 
 def _case_changes(base: Side, head: Side) -> list[RulerChange]:
@@ -81,6 +90,20 @@ def _one_case(old: Case, new: Case, base: Side, head: Side) -> list[RulerChange]
             RulerChange(
                 subject,
                 "input changed" + ("" if old.version != new.version else " without a version bump"),
+                where,
+                True,
+            )
+        )
+    files_moved = old.input_file_hashes != new.input_file_hashes
+    if files_moved and (old.is_critical or old.version == new.version):
+        # The files are part of the question, as the input is: the base's bytes (read from
+        # its tree) against the pull request's.
+        changes.append(
+            RulerChange(
+                subject,
+                "input_files changed"
+                + ("" if old.version != new.version else " without a version bump")
+                + f": {files_difference(old.input_file_hashes, new.input_file_hashes)}",
                 where,
                 True,
             )

@@ -179,7 +179,9 @@ def load_side(
     if problems:
         raise ConfigError([f"{config}: {p}" for p in problems])
     files = [file for file in files if file.resolve() != config.resolve()]
-    cases = load_cases(files, display_root=repo_root, defaults=loaded.config.defaults)
+    cases = load_cases(
+        files, display_root=repo_root, defaults=loaded.config.defaults, root=loaded.root
+    )
     raw = load_yaml(config.read_text(encoding="utf-8"))
     shown = config.resolve().relative_to(repo_root.resolve()).as_posix()
     relative = baseline or loaded.config.baseline

@@ -122,7 +122,7 @@ def for_check(
     pull request added or changed against the base commit's recordings."""
     if candidate.mode != "replay" or recorded is None:
         return account(candidate.mode, ())
-    inputs = {case.id: case.input for case in cases}
+    inputs = {case.id: case.key_input for case in cases}
     fingerprint = system_fingerprint(loaded.resolved_system())
     # case → (sample number, request key) of each sample replayed from the snapshot
     used: dict[str, list[tuple[int, str]]] = {}

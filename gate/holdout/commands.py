@@ -227,7 +227,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     for path in files:
         if not path.is_file():
             raise ConfigError(f"{path}: no such case file")
-    incoming = load_cases(files, display_root=Path.cwd(), defaults=loaded.config.defaults)
+    incoming = load_cases(
+        files, display_root=Path.cwd(), defaults=loaded.config.defaults, root=loaded.root
+    )
     if args.case_patterns:
         incoming = [
             case

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from gate import checks
 from gate.checks.graded import pairwise_rubric
 from gate.holdout.keys import HoldoutError
-from gate.suite.cases import Case
+from gate.suite.cases import Case, attach_input_files
 from gate.suite.config import LoadedConfig
 from gate.suite.defaults import merge
 from gate.yamlfile import YamlSyntaxError, load_yaml
@@ -67,6 +67,8 @@ def build_case(text: str, loaded: LoadedConfig) -> Case | str:
     refused = refusal(case.expect)
     if refused is not None:
         return refused
+    if attach_input_files(case, loaded.root):
+        return "name an input file that is missing, unreadable or refused"
     case._from_defaults = merged.from_defaults
     return case
 

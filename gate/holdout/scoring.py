@@ -302,7 +302,7 @@ def _run(
     grader = make_grader(loaded, cases, mode, store, reuse_recorded=reuse)
     services = build_services(loaded, cases, mode, store, reuse_recorded=reuse)
     requests = [
-        Request(case, index, request_key(fingerprint, case.input, index))
+        Request(case, index, request_key(fingerprint, case.key_input, index))
         for case in cases
         for index in range(samples_of(case, prepared.definitions))
     ]

@@ -116,7 +116,7 @@ def _recorded_answers(
             missing[case.id] = list(range(len(answers), fixed or loaded.config.adaptive.start))
         found[case.id] = answers
     if missing:
-        raise MissingRecordingError(missing_message(missing, store))
+        raise MissingRecordingError(missing_message(missing, store, cases=cases))
     return found
 
 
@@ -125,7 +125,7 @@ def _raise_unreadable(loaded: LoadedConfig, case: Case, count: int, store: Recor
     (the snapshot passes over it, so that this names it as a run would)."""
     fingerprint = system_fingerprint(loaded.resolved_system())
     store.get_many_dated(
-        case.id, [request_key(fingerprint, case.input, number) for number in range(count)]
+        case.id, [request_key(fingerprint, case.key_input, number) for number in range(count)]
     )
 
 
@@ -157,7 +157,7 @@ def _stopped(
         if drawn[case_id] > len(outcomes[case_id])
     }
     if short:
-        raise MissingRecordingError(missing_message(short, store))
+        raise MissingRecordingError(missing_message(short, store, cases=cases))
     cut = [
         result
         if result.id not in outcomes or drawn[result.id] == len(result.outputs)

@@ -202,7 +202,8 @@ def execute(
                     else:
                         scored[request] = score(request, Answer(output, captured_at=captured_at))
             if missing:
-                raise MissingRecordingError(missing_message(missing, store))
+                cases_missing = [by_case[case_id][0].case for case_id in missing]
+                raise MissingRecordingError(missing_message(missing, store, cases=cases_missing))
             raise_missing_judgements(grader, store)
             if services is not None:
                 services.raise_missing(store)
@@ -284,7 +285,7 @@ def adopt_recorded(
     from gate.produce.recordings import adopt_run
     from gate.produce.seal import KEY_ENV, held
 
-    inputs = {case.id: case.input for case in cases}
+    inputs = {case.id: case.key_input for case in cases}
     store = RecordingStore(loaded.recordings_dir)
     system = loaded.resolved_system()
     written = adopt_run(source, store, system, inputs, results.cases, every_entry=every_entry)

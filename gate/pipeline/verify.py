@@ -103,7 +103,7 @@ def changed_cases(loaded: LoadedConfig, cases: Sequence[Case], ruling: Ruling) -
     for case in cases:
         fixed = samples_for(case, loaded)
         count = fixed or loaded.config.adaptive.max
-        keys = [request_key(fingerprint, case.input, index) for index in range(count)]
+        keys = [request_key(fingerprint, case.key_input, index) for index in range(count)]
         try:
             now = mine.get_many_dated(case.id, keys)
             before = base.get_many_dated(case.id, keys) if base is not None else []

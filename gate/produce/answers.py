@@ -50,7 +50,7 @@ def samples_for(case: Case, loaded: LoadedConfig) -> int | None:
 
 
 def requests_for(case: Case, fingerprint: str, samples: range) -> list[Request]:
-    return [Request(case, s, request_key(fingerprint, case.input, s)) for s in samples]
+    return [Request(case, s, request_key(fingerprint, case.key_input, s)) for s in samples]
 
 
 def plan(
@@ -142,19 +142,25 @@ def replay(
             ]
             results.append(judge(case, samples))
     if missing:
-        raise MissingRecordingError(missing_message(missing, store))
+        raise MissingRecordingError(missing_message(missing, store, cases=cases))
     return results
 
 
 def missing_message(
-    missing: dict[str, list[int]], store: RecordingStore, what: str = ""
+    missing: dict[str, list[int]],
+    store: RecordingStore,
+    what: str = "",
+    cases: Sequence[Case] = (),
 ) -> list[str]:
+    """Why a replay stops: the cases without a recording, and how to record them. Of
+    `cases`, those that read input files are named with them: an edited file is a new
+    request, whose old recording no longer matches."""
     ids = sorted(missing)
     shown = ", ".join(ids[:MISSING_LISTED]) + (
         f" and {len(ids) - MISSING_LISTED} more" if len(ids) > MISSING_LISTED else ""
     )
     samples = sum(len(v) for v in missing.values())
-    return [
+    lines = [
         f"no {what}recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: "
         f"{shown}",
         "the case is new, or its input, the prompt, model or params changed since recording: "
@@ -162,6 +168,17 @@ def missing_message(
         "recordings (under `samples: auto` a baseline replays 3 × adaptive.max samples a "
         "case: record them with `casegate baseline --mode record`)",
     ]
+    reading = [case for case in cases if case.id in missing and case.input_files]
+    if reading:
+        named = "; ".join(
+            f"{case.id}: {', '.join(case.input_files)}" for case in reading[:MISSING_LISTED]
+        )
+        lines.append(
+            f"{len(reading)} of them read input files, whose contents are part of the "
+            f"recording key ({named}): an edited input file needs a new recording, as an "
+            "edited input does"
+        )
+    return lines
 
 
 def call_live(
@@ -209,7 +226,7 @@ def _abandon_on_second_interrupt() -> None:
 def ask(system: systems.System, request: Request) -> Answer:
     """One call; every failure becomes that request's error, never the run's end."""
     try:
-        return Answer(system.complete(request.case.id, request.case.input))
+        return Answer(system.complete(request.case.id, request.case.system_input))
     except SystemCallError as exc:
         return Answer(None, redact(str(exc)) or type(exc).__name__)
     except Exception as exc:  # a provider bug is that case's error, not the run's end

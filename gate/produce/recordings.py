@@ -73,7 +73,9 @@ def _transport(key: str, value: Any) -> bool:
     return key in TRANSPORT_KEYS or (key == "mode" and value == "batch")
 
 
-def request_key(fingerprint: str, case_input: Mapping[str, Any], sample: int) -> str:
+def request_key(fingerprint: str, case_input: Any, sample: int) -> str:
+    """The key of one request: the system's fingerprint, what is asked (a case's
+    `key_input`, which holds its input files' hashes; a judge's question) and the sample."""
     return _digest([fingerprint, case_input, sample], 24)
 
 
@@ -289,17 +291,17 @@ def adopt_run(
     source: Path,
     target: RecordingStore,
     system: Mapping[str, Any],
-    inputs: Mapping[str, Mapping[str, Any]],
+    inputs: Mapping[str, Any],
     cases: Iterable[CaseOutputs],
     *,
     every_entry: bool = False,
 ) -> int:
     """Write into `target` what a supervised run recorded into its own folder `source`
     (untrusted files the gate copied out): each answered sample of `cases`, keyed by the
-    case `inputs` and the resolved `system`, whose recording holds exactly the answer the
-    run reported. The gate writes each entry afresh (its date, provenance and seal are
-    this process's). With `every_entry` (a run of merged code: the baseline after a merge)
-    it also copies every other entry of those cases as the run wrote it (the judge's
+    cases' `key_input` (`inputs`) and the resolved `system`, whose recording holds exactly
+    the answer the run reported. The gate writes each entry afresh (its date, provenance and
+    seal are this process's). With `every_entry` (a run of merged code: the baseline after a
+    merge) it also copies every other entry of those cases as the run wrote it (the judge's
     verdicts and service measures it asked for); otherwise the gate measures those itself.
     Returns how many samples it wrote; raises ResultsError, writing nothing, when a
     recording is missing or holds another answer than the run reported."""

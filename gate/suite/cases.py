@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraint
 from gate import checks, heap
 from gate.errors import CaseFileError, located
 from gate.files import parse_json
-from gate.limits import MAX_CASE_FILE_BYTES, read_limited
+from gate.limits import MAX_CASE_FILE_BYTES, MAX_INPUT_FILES, read_limited
+from gate.suite import inputfiles
 from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, merge, stray_null_message
 from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml
 
@@ -32,6 +33,9 @@ CaseId = Annotated[
     StringConstraints(pattern=r"^[A-Za-z0-9._-]+$", min_length=1, max_length=MAX_ID_LENGTH),
 ]
 CASE_SUFFIXES = (".yaml", ".yml", ".jsonl")
+InputPath = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+#: the key of a case's input under which a python or command system finds its input files
+INPUT_FILES_KEY = "input_files"
 
 
 class Case(BaseModel):
@@ -52,12 +56,18 @@ class Case(BaseModel):
     #: near-duplicates share a cluster; the suite test flips them together
     #: (gate.deciding.noise.clusters)
     cluster: str | None = Field(default=None, min_length=1, max_length=200)
+    #: files of the suite the system reads (gate.suite.inputfiles), relative to the
+    #: config's folder; their contents are part of the recording key and the ruler
+    input_files: list[InputPath] = Field(default_factory=list, max_length=MAX_INPUT_FILES)
 
     # Where the case came from, for annotations and messages; not part of the data.
     _source: str = PrivateAttr(default="")
     _line: int = PrivateAttr(default=0)
     _judges: list[tuple[str, checks.Judge]] = PrivateAttr(default_factory=list)
     _from_defaults: frozenset[str] = PrivateAttr(default=frozenset())
+    #: each input file (its path as `inputfiles.normal` writes it) → sha256 and location
+    _files: dict[str, str] = PrivateAttr(default_factory=dict)
+    _file_paths: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property
     def is_critical(self) -> bool:
@@ -82,6 +92,30 @@ class Case(BaseModel):
     def from_defaults(self) -> frozenset[str]:
         """The `expect` keys the suite's `defaults:` gave this case (not its own)."""
         return self._private()["_from_defaults"]  # type: ignore[no-any-return]
+
+    @property
+    def input_file_hashes(self) -> dict[str, str]:
+        """Each input file → the sha256 of its contents when the case loaded."""
+        return self._private()["_files"]  # type: ignore[no-any-return]
+
+    @property
+    def key_input(self) -> Any:
+        """What a recording's request key holds of this case: its input, and with input
+        files the sha256 of each (a list, so it never equals an input, which is a mapping)."""
+        if not self.input_files:
+            return self.input
+        files = self.input_file_hashes
+        if not files:  # a Case built without `attach_input_files`: never key it on input alone
+            raise RuntimeError(f"case {self.id!r}: its input files were never read")
+        return [self.input, files]
+
+    @property
+    def system_input(self) -> dict[str, Any]:
+        """The input the system receives: with input files, `input_files` maps each path as
+        the case names it to where the file is (python and command systems read it there)."""
+        if not self.input_files:
+            return self.input
+        return {**self.input, INPUT_FILES_KEY: dict(self._private()["_file_paths"])}
 
     def _private(self) -> dict[str, Any]:
         private = self.__pydantic_private__
@@ -228,22 +262,62 @@ def _check_problem(
     return located(path, line or line_of(raw), f"case {_shown_id(raw.get('id'))}: {message}")
 
 
+#: an input file's path → (sha256, location), or what is wrong with it: read once a load
+FileCache = dict[str, tuple[str, str] | str]
+
+
+def attach_input_files(case: Case, root: Path | None, cache: FileCache | None = None) -> list[str]:
+    """Read the case's input files under `root` (the config's folder) and keep their sha256
+    on the case; the problems otherwise, each naming the file and the fix."""
+    if not case.input_files:
+        return []
+    if INPUT_FILES_KEY in case.input:
+        return [
+            f"input.{INPUT_FILES_KEY} is where the system finds the files `input_files` names: "
+            "rename that input key"
+        ]
+    if root is None:
+        return ["input_files: this command cannot read input files (no config folder given)"]
+    cache = {} if cache is None else cache
+    hashes: dict[str, str] = {}
+    paths: dict[str, str] = {}
+    problems: list[str] = []
+    for written in case.input_files:
+        name = inputfiles.normal(written)
+        found = cache.get(name)
+        if found is None:
+            try:
+                path = inputfiles.locate(root, written)
+                found = cache[name] = (inputfiles.digest(path, written), str(path))
+            except inputfiles.InputFileError as exc:
+                found = cache[name] = f"input_files: {exc}"
+        if isinstance(found, str):
+            problems.append(found)
+            continue
+        hashes[name], paths[written] = found
+    if not problems:
+        case._private().update(_files=dict(sorted(hashes.items())), _file_paths=paths)
+    return problems
+
+
 def load_cases(
     files: Sequence[Path],
     display_root: Path | None = None,
     defaults: SuiteDefaults | None = None,
+    root: Path | None = None,
 ) -> list[Case]:
-    """Load and validate every case, the suite's `defaults` merged under each;
-    raises CaseFileError listing every problem."""
+    """Load and validate every case, the suite's `defaults` merged under each, its input
+    files read under `root` (the config's folder); raises CaseFileError listing every problem."""
     with heap.bulk():
-        return _load_cases(files, display_root, defaults or SuiteDefaults())
+        return _load_cases(files, display_root, defaults or SuiteDefaults(), root)
 
 
 def _load_cases(
-    files: Sequence[Path], display_root: Path | None, defaults: SuiteDefaults
+    files: Sequence[Path], display_root: Path | None, defaults: SuiteDefaults, root: Path | None
 ) -> list[Case]:
     problems: list[str] = []
     excerpts: dict[str, str] = {}
+    read: FileCache = {}
     cases: list[Case] = []
     first_seen: dict[str, tuple[Path, int | None]] = {}
     for path in files:
@@ -282,6 +356,20 @@ def _load_cases(
                 judges = checks.build(case.expect)
             except checks.CheckSpecError as exc:
                 problems.append(_check_problem(shown, merged.record, exc, merged.from_defaults))
+                continue
+            unread = attach_input_files(case, root, read)
+            if unread:
+                own = raw.get("input_files")
+                where = line_of(raw, "input_files") if isinstance(raw, LineDict) and own else None
+                problems.extend(
+                    located(
+                        shown,
+                        where or line,
+                        f"case {_shown_id(case.id)}: {problem}"
+                        + ("" if own else " (from `defaults.input_files`)"),
+                    )
+                    for problem in unread
+                )
                 continue
             # One update, not four assignments through pydantic's __setattr__.
             case._private().update(

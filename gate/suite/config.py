@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 from gate import systems
 from gate.errors import ConfigError, located
 from gate.limits import MAX_CONFIG_BYTES, read_limited
+from gate.suite import inputfiles
 from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.suite.judgepin import JudgePin, judge_system, prompt_version_problem
 from gate.suite.pins import EmbeddingsPin, ModerationPin
@@ -447,7 +448,8 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
 
 
 def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
-    """`defaults.expect` is checked as a case's `expect` is, each problem at its line."""
+    """`defaults.expect` is checked as a case's `expect` is, each problem at its line;
+    `defaults.input_files` as a case's input files are."""
     section = data.get("defaults")
     expect = section.get("expect") if isinstance(section, dict) else None
     problems = []
@@ -458,6 +460,14 @@ def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
             problems.append(f"--set {printable(blamed)}: {text}")
         else:
             line = line_of(expect, key) or line_of(section, "expect")
+            problems.append(located(loaded.path, line, text))
+    for written in loaded.config.defaults.input_files:
+        # Checked once here, not once for every case it is merged into.
+        try:
+            inputfiles.digest(inputfiles.locate(loaded.root, written), written)
+        except inputfiles.InputFileError as exc:
+            text = printable(f"defaults.input_files: {exc}")
+            line = line_of(section, "input_files") if isinstance(section, dict) else None
             problems.append(located(loaded.path, line, text))
     if problems:
         raise ConfigError(problems)

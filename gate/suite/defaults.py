@@ -1,7 +1,7 @@
 """Suite defaults: what every case gets unless it says otherwise (`defaults:` in the config).
 
 A case's own key wins; `null` for an `expect` key removes the default check; tags
-are the union of the suite's and the case's. Defaults are merged into each case
+and input files are the union of the suite's and the case's. Defaults are merged into each case
 when it loads, so everything downstream — its checks, `expect_hash`, the ruler —
 sees only the merged case, and changing a default changes every case it touches.
 """
@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import checks
+from gate.limits import MAX_INPUT_FILES
 from gate.yamlfile import LineDict
 
 #: More samples of one case than this is a typo, not a plan (each is a call, or a recording).
@@ -32,6 +33,8 @@ class SuiteDefaults(BaseModel):
     tags: list[str] = Field(default_factory=list)
     samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
     min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: files every case's system reads (gate.suite.inputfiles), after the case's own
+    input_files: list[str] = Field(default_factory=list, max_length=MAX_INPUT_FILES)
 
 
 def expect_problems(expect: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -109,6 +112,10 @@ def merge(record: Mapping[str, Any], defaults: SuiteDefaults) -> Merged:
     tags = record.get("tags", [])
     if defaults.tags and isinstance(tags, list):
         merged["tags"] = list(dict.fromkeys([*tags, *defaults.tags]))
+    files = record.get("input_files", [])
+    if defaults.input_files and isinstance(files, list):
+        # Like tags, a union: a file every case reads is still read by a case naming its own.
+        merged["input_files"] = list(dict.fromkeys([*files, *defaults.input_files]))
     for key in ("samples", "min_pass_rate"):
         default = getattr(defaults, key)
         if default is not None and record.get(key) is None:

@@ -40,7 +40,9 @@ def load_project(
         raise ConfigError([f"{config}: {p}" for p in problems])
     # `cases: .` would take the config for a case file: it never is one.
     files = [file for file in files if file.resolve() != config.resolve()]
-    cases = load_cases(files, display_root=Path.cwd(), defaults=loaded.config.defaults)
+    cases = load_cases(
+        files, display_root=Path.cwd(), defaults=loaded.config.defaults, root=loaded.root
+    )
     if not cases and loaded.config.holdout is None:
         # "ok: 0 cases" and "0/0 passed" read like success; a suite that judges nothing is
         # a mistake (an empty file, `cases:` pointing at the wrong folder).

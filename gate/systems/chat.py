@@ -173,6 +173,13 @@ class ChatProvider(Provider):
     def preflight(cls, system: Mapping[str, Any], cases: Sequence[Any]) -> list[str]:
         found = []
         for case in cases:
+            if getattr(case, "input_files", None):
+                found.append(
+                    f"{case.source}:{case.line}: case {case.id!r} names input_files, which the "
+                    f"{cls.name} provider does not send (python and command systems read them): "
+                    "use one of those, or remove input_files"
+                )
+                continue
             try:
                 conversation_for(system, case.id, case.input)
             except SystemCallError as exc:
