@@ -50,7 +50,7 @@ def run_baseline(
     scratch = private_scratch("casegate-", environ.get("RUNNER_TEMP"))
     # The held-out slice is scored in this process, never in the child (it has no key).
     held_out = holdout.prepare(loaded, mode=mode, environ=environ, gate_process=True)
-    plan = sandbox_plan(sandbox, loaded, mode, environ)  # type: ignore[arg-type]
+    plan = sandbox_plan(sandbox, loaded, mode, environ, cases)  # type: ignore[arg-type]
     for line in plan.describe():
         print(line, flush=True)
     # A recording run records into a folder of its own; the gate writes what it reported.

@@ -181,7 +181,7 @@ def check(
             # to), before the recordings are: the replay judges what CI recorded.
             verified = verify_changed(
                 loaded, cases, ruling, environ,
-                plan=sandbox_plan(sandbox, loaded, "record", environ),
+                plan=sandbox_plan(sandbox, loaded, "record", environ, cases),
                 withhold=withheld(loaded, ruling, "record"),
                 results=out.with_name(f"{out.stem}-verify.json"), capture=capture, reap=reap,
             )  # fmt: skip
@@ -270,7 +270,7 @@ def read_ground(
             selection=selection,
             gate_process=True,
         ),
-        plan=sandbox_plan(sandbox, loaded, mode, environ),
+        plan=sandbox_plan(sandbox, loaded, mode, environ, cases),
     )
 
 

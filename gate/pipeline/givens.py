@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gate.deciding.ruler import Ruling
@@ -14,6 +14,7 @@ from gate.holdout import scoring as holdout
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.sandbox import plan as plan_sandbox
 from gate.secrets import key_variables
+from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 
 
@@ -45,12 +46,18 @@ def judging_tree(loaded: LoadedConfig, ruling: Ruling | None) -> tuple[Path, Pat
 
 
 def sandbox_plan(
-    mode: SandboxMode, loaded: LoadedConfig, run_mode: Mode, environ: Mapping[str, str] | None
+    mode: SandboxMode,
+    loaded: LoadedConfig,
+    run_mode: Mode,
+    environ: Mapping[str, str] | None,
+    cases: Sequence[Case] = (),
 ) -> SandboxPlan:
-    """The protections the run gets: it must read the suite and the interpreter."""
+    """The protections the run gets: it must read the suite and the interpreter, and the
+    cases' input files (the run loads the cases, and the system reads them)."""
     import gate
 
     reads = [loaded.root, Path(sys.prefix), Path(sys.base_prefix), Path(gate.__file__).parent]
+    reads += sorted({Path(path) for case in cases for path in case.input_file_paths})
     return plan_sandbox(
         mode,
         replay=run_mode == "replay",

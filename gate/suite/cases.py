@@ -99,6 +99,11 @@ class Case(BaseModel):
         return self._private()["_files"]  # type: ignore[no-any-return]
 
     @property
+    def input_file_paths(self) -> list[str]:
+        """Where each input file is on disk (what the system is handed)."""
+        return list(self._private()["_file_paths"].values())
+
+    @property
     def key_input(self) -> Any:
         """What a recording's request key holds of this case: its input, and with input
         files the sha256 of each (a list, so it never equals an input, which is a mapping)."""
