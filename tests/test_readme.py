@@ -24,3 +24,18 @@ def test_every_check_is_documented() -> None:
     documented = set(re.findall(r"^\| `(\w+)`(?: / `(\w+)`)?(?: / `(\w+)`)?", table, re.M))
     names = {name for row in documented for name in row if name}
     assert names == checks.KNOWN_KEYS
+
+
+def test_every_case_key_and_defaults_key_is_documented() -> None:
+    from gate.suite.cases import Case
+    from gate.suite.defaults import SuiteDefaults
+
+    section = README[README.index("## Cases") : README.index("## Checks")]
+    undocumented = [
+        name for name in Case.model_fields if not re.search(rf"(\s|`){name}(:|`)", section)
+    ]
+    assert undocumented == []
+    defaults = section[section.index("### Suite defaults") :]
+    block = re.search(r"```yaml\n(defaults:\n.*?)```", defaults, re.S)
+    assert block is not None
+    assert set(yaml.safe_load(block.group(1))["defaults"]) == set(SuiteDefaults.model_fields)

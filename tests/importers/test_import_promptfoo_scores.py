@@ -319,7 +319,7 @@ tests:
     assert list(cases) == ["test-3"]
     assert "var `image` is an image (file://assets/cat.jpg)" in migration
     assert "var `audio` is audio (file://assets/missing.wav)" in migration
-    assert "until `input_files` lands" in migration
+    assert "casegate's chat providers send text only (a case's `input_files` reach" in migration
     assert outcome.tests == 3
 
 

@@ -142,9 +142,10 @@ def _prepared_vars(
             if media is not None:
                 folder.inside(value, None, f"vars.{key}")
                 report.skipped.append(
-                    f"var `{printable(str(key))}` is {media} ({printable(value)}): casegate cases "
-                    "take text until `input_files` lands, so this test was not imported; the "
-                    "rest of the suite was"
+                    f"var `{printable(str(key))}` is {media} ({printable(value)}): casegate's "
+                    "chat providers send text only (a case's `input_files` reach a python or "
+                    "command system, which would attach the file itself), so this test was not "
+                    "imported; the rest of the suite was"
                 )
                 return None
             path = folder.paths(value, None, f"vars.{key}")[0]
@@ -166,7 +167,7 @@ def _prepared_vars(
     return prepared
 
 
-#: what a var read from a file of these kinds holds: casegate cases take text for now
+#: what a var read from a file of these kinds holds: casegate's chat providers send text only
 MEDIA = {
     "an image": (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".svg"),
     "audio": (".wav", ".mp3", ".m4a", ".ogg", ".flac", ".aac", ".opus", ".webm"),
