@@ -133,7 +133,8 @@ def _headline(
 
 
 def _about(result: CaseResult, case: Case | None) -> list[str]:
-    """The case's file:line, tags, note, provenance, date added and sample count."""
+    """The case's file:line, tags, note, provenance, date added, input files (with their
+    sha256) and sample count."""
     where: str | None = result.source
     tags, note, provenance, added = result.tags, result.note, result.provenance, result.added
     if case is not None:
@@ -146,6 +147,10 @@ def _about(result: CaseResult, case: Case | None) -> list[str]:
         ("provenance", provenance),
         ("added", added),
     ]
+    if case is not None and case.input_file_hashes:
+        # What the recording key and the ruler hold of each file (its first 12 hex digits).
+        files = [f"{name} ({digest[:12]})" for name, digest in case.input_file_hashes.items()]
+        rows.append(("reads", ", ".join(files)))
     if case is not None and case.version != result.version:
         rows.append(
             ("version", f"{result.version} in these results; the case file now has {case.version}")

@@ -327,3 +327,22 @@ def test_the_gate_process_scores_live_only_against_hosted_providers(tmp_path: Pa
     judged = build_case("id: y\ninput: {question: q}\nexpect: {judge: {rubric: polite}}\n", hosted)
     assert not isinstance(judged, str)
     assert "the judge pin is a python one" in (user_code(hosted, [judged]) or "")
+
+
+def test_a_held_out_case_keys_its_recordings_on_its_input_files(tmp_path: Path) -> None:
+    import hashlib
+
+    from gate.holdout.loading import build_case
+    from gate.suite.config import load_config
+
+    loaded = load_config(_suite(tmp_path))
+    (tmp_path / "a.txt").write_text("refund")
+    text = "id: x\ninput: {question: q}\nexpect: {contains: q}\ninput_files: [%s]\n"
+    case = build_case(text % "a.txt", loaded)
+    assert not isinstance(case, str)
+    assert case.input_file_hashes == {"a.txt": hashlib.sha256(b"refund").hexdigest()}
+    assert case.key_input == [{"question": "q"}, case.input_file_hashes]
+    # Said in kind, naming nothing of the case (its file's name included).
+    assert build_case(text % "../a.txt", loaded) == (
+        "name an input file that is missing, unreadable or refused"
+    )

@@ -159,6 +159,16 @@ def test_the_suite_s_definition_wins_over_what_the_results_recorded(project: Pro
     assert "  version     1 in these results; the case file now has 2" in text
 
 
+def test_the_input_files_are_shown_with_the_start_of_their_sha256(project: Project) -> None:
+    project.write_text("tickets/a.txt", "refund please")
+    path = project.write_cases(
+        [case("c", "hi", contains="x", fields_={"input_files": ["tickets/a.txt"]})]
+    )
+    (defined,) = load_cases([path], root=project.root)
+    text = show.render_case(result("c", "fail", text="x"), case=defined)
+    assert "  reads       tickets/a.txt (5e9b8d97210d)" in text
+
+
 def test_colour_only_when_asked() -> None:
     before, after = result("c", text="one two"), result("c", "fail", text="one three")
     text = show.render_case(after, before, baseline_source="b", colour=True)

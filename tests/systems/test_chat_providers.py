@@ -325,3 +325,21 @@ def test_a_typo_in_set_is_blamed_on_set_not_the_config(project: Project) -> None
         "--set system.modle=gpt-x: unknown key 'system.modle' for provider 'openai' "
         "(did you mean 'model' or 'mode'?)"
     )
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_case_with_input_files_is_refused_before_a_call(
+    project: Project, llm_server: FakeLLMServer, provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chat provider sends text only: a case that names files it would not attach is
+    refused before the first paid call, not answered without them."""
+    from gate.cli import main
+    from tests.conftest import case
+
+    project.write_config(system=chat_system(provider, llm_server))
+    project.write_text("tickets/a.txt", "refund please")
+    project.write_cases([case("a", "q", contains="x", fields_={"input_files": ["tickets/a.txt"]})])
+    assert main(["run", "--mode", "live", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"case 'a' names input_files, which the {provider} provider does not send" in err
+    assert llm_server.received == []
