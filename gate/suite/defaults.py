@@ -1,9 +1,9 @@
 """Suite defaults: what every case gets unless it says otherwise (`defaults:` in the config).
 
 A case's own key wins; `null` for an `expect` key removes the default check; tags
-and input files are the union of the suite's and the case's. Defaults are merged into each case
-when it loads, so everything downstream — its checks, `expect_hash`, the ruler —
-sees only the merged case, and changing a default changes every case it touches.
+and input files are the union of the suite's and the case's. Defaults are merged into
+each case when it loads, so everything downstream — its checks, `expect_hash`, the
+ruler — sees only the merged case, and changing a default changes every case it touches.
 """
 
 from __future__ import annotations
