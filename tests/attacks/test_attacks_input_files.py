@@ -8,6 +8,9 @@ Every test asserts the SAFE outcome: a failing test means the attack worked.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,14 @@ import yaml
 from gate.cli import main
 from gate.limits import MAX_INPUT_FILE_BYTES
 from tests.conftest import Project, case
-from tests.fakes.actions import git, init_repository, open_to_the_sandbox
+from tests.fakes.actions import (
+    REPO,
+    Runner,
+    git,
+    init_repository,
+    open_pull_request,
+    open_to_the_sandbox,
+)
 
 READER = """
 from pathlib import Path
@@ -280,3 +290,83 @@ def test_a_fixture_the_sandbox_user_cannot_read_is_named_before_a_live_run(
     err = capsys.readouterr().err
     assert code == 2
     assert f"the sandbox's user cannot read {ticket}" in err
+
+
+# --- the Action, on GitHub's merge commit ----------------------------------------------------
+
+
+def _casegate(workspace: Path, *args: str) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+def _with_ticket(runner: Runner) -> None:
+    """The example suite's base, with one case reading a ticket, recorded."""
+    shutil.copytree(REPO / "examples", runner.workspace / "examples")
+    (runner.workspace / "tickets").mkdir()
+    (runner.workspace / "tickets" / "a.txt").write_text("How long does shipping take?")
+    shipping = runner.workspace / "cases" / "support" / "shipping.yaml"
+    shipping.write_text(
+        shipping.read_text().replace(
+            '    contains: "3–7 business days"\n',
+            '    contains: "3–7 business days"\n  input_files: [tickets/a.txt]\n',
+            1,
+        )
+    )
+    _casegate(runner.workspace, "record", "--only-missing", "--quiet", "--case", "shipping-*")
+    git("add", "-A", cwd=runner.workspace)
+    git("commit", "-qm", "a case reads a ticket", cwd=runner.workspace)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=runner.workspace)
+
+
+def test_the_action_blocks_a_pull_request_that_edits_a_ticket(runner: Runner) -> None:
+    """On `pull_request`: the base's ticket, read from its commit, against the merge's.
+    The example suite verifies changed recordings, so CI records the edited case again
+    itself: the recordings then match, and only the ruler can see the swap."""
+    _with_ticket(runner)
+    open_pull_request(
+        runner.workspace,
+        lambda root: (root / "tickets" / "a.txt").write_text("Refund me now, no questions."),
+    )
+    finished = runner.run(config="casegate.yml", verify="")  # the base's `verify: changed`
+    out = finished.stdout + finished.stderr
+    assert finished.returncode == 1, out[-3000:]
+    assert "verify: recorded again by CI, live: shipping-estimate" in out
+    assert (
+        "case shipping-estimate: input_files changed without a version bump: tickets/a.txt edited"
+        in out
+    )
+
+
+def test_without_verification_an_edited_ticket_stops_the_action(runner: Runner) -> None:
+    """A fork's run (no verification): the author's recordings are for the old ticket."""
+    _with_ticket(runner)
+    open_pull_request(
+        runner.workspace,
+        lambda root: (root / "tickets" / "a.txt").write_text("Refund me now, no questions."),
+    )
+    finished = runner.run(config="casegate.yml")  # verify: off
+    out = finished.stdout + finished.stderr
+    assert finished.returncode == 2, out[-3000:]
+    assert "(shipping-estimate: tickets/a.txt): an edited input file needs a new recording" in out
+
+
+def test_the_action_refuses_a_ticket_swapped_for_a_link(runner: Runner) -> None:
+    _with_ticket(runner)
+
+    def swap(root: Path) -> None:
+        ticket = root / "tickets" / "a.txt"
+        ticket.unlink()
+        ticket.symlink_to("../casegate.yml")
+
+    open_pull_request(runner.workspace, swap)
+    finished = runner.run(config="casegate.yml")
+    out = finished.stdout + finished.stderr
+    assert finished.returncode == 2, out[-3000:]
+    assert "'tickets/a.txt' goes through a symbolic link" in out
