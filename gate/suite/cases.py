@@ -267,6 +267,7 @@ def _check_problem(
     return located(path, line or line_of(raw), f"case {_shown_id(raw.get('id'))}: {message}")
 
 
+_FROM_DEFAULTS = " (from `defaults.input_files`)"
 #: an input file's path → (sha256, location), or what is wrong with it: read once a load
 FileCache = dict[str, tuple[str, str] | str]
 
@@ -274,19 +275,29 @@ FileCache = dict[str, tuple[str, str] | str]
 def attach_input_files(case: Case, root: Path | None, cache: FileCache | None = None) -> list[str]:
     """Read the case's input files under `root` (the config's folder) and keep their sha256
     on the case; the problems otherwise, each naming the file and the fix."""
+    return [problem for _, problem in _read_input_files(case, root, cache)]
+
+
+def _read_input_files(
+    case: Case, root: Path | None, cache: FileCache | None = None
+) -> list[tuple[str | None, str]]:
+    """`attach_input_files`, each problem with the path it is about (None: the case's)."""
     if not case.input_files:
         return []
     if INPUT_FILES_KEY in case.input:
         return [
-            f"input.{INPUT_FILES_KEY} is where the system finds the files `input_files` names: "
-            "rename that input key"
+            (
+                None,
+                f"input.{INPUT_FILES_KEY} is where the system finds the files `input_files` "
+                "names: rename that input key",
+            )
         ]
     if root is None:
-        return ["input_files: this command cannot read input files (no config folder given)"]
+        return [(None, "input_files: this command cannot read input files (no config folder)")]
     cache = {} if cache is None else cache
     hashes: dict[str, str] = {}
     paths: dict[str, str] = {}
-    problems: list[str] = []
+    problems: list[tuple[str | None, str]] = []
     for written in case.input_files:
         name = inputfiles.normal(written)
         found = cache.get(name)
@@ -297,7 +308,7 @@ def attach_input_files(case: Case, root: Path | None, cache: FileCache | None = 
             except inputfiles.InputFileError as exc:
                 found = cache[name] = f"input_files: {exc}"
         if isinstance(found, str):
-            problems.append(found)
+            problems.append((written, found))
             continue
         hashes[name], paths[written] = found
     if not problems:
@@ -362,18 +373,19 @@ def _load_cases(
             except checks.CheckSpecError as exc:
                 problems.append(_check_problem(shown, merged.record, exc, merged.from_defaults))
                 continue
-            unread = attach_input_files(case, root, read)
+            unread = _read_input_files(case, root, read)
             if unread:
                 own = raw.get("input_files")
-                where = line_of(raw, "input_files") if isinstance(raw, LineDict) and own else None
+                own = own if isinstance(own, list) else []
+                where = line_of(raw, "input_files") if own else None
                 problems.extend(
                     located(
                         shown,
                         where or line,
                         f"case {_shown_id(case.id)}: {problem}"
-                        + ("" if own else " (from `defaults.input_files`)"),
+                        + ("" if written is None or written in own else _FROM_DEFAULTS),
                     )
-                    for problem in unread
+                    for written, problem in unread
                 )
                 continue
             # One update, not four assignments through pydantic's __setattr__.

@@ -266,3 +266,21 @@ def test_a_command_system_gets_the_paths_in_its_input(reading: Project) -> None:
     assert main(["run", "--mode", "live", "--quiet", "--out", "r.json"]) == 0
     results = json.loads((reading.root / "r.json").read_text())
     assert results["cases"][0]["outputs"][0]["text"] == "30 days"
+
+
+def test_a_bad_default_met_while_the_cases_load_is_said_to_come_from_the_defaults(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("mine")
+    file = tmp_path / "c.yaml"
+    file.write_text(
+        yaml.safe_dump(
+            [{"id": "a", "input": {}, "expect": {"contains": "x"}, "input_files": ["a.txt"]}]
+        )
+    )
+    defaults = SuiteDefaults(input_files=["gone.txt"])
+    with pytest.raises(CaseFileError) as caught:
+        load_cases([file], defaults=defaults, root=tmp_path)
+    (problem,) = caught.value.problems
+    assert "input_files: 'gone.txt' does not exist" in problem
+    assert problem.endswith("(from `defaults.input_files`)")
