@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gate.cli import main
 from gate.errors import CaseFileError, ConfigError
@@ -67,6 +70,15 @@ def test_a_path_that_could_leave_the_folder_is_refused_as_written(
 ) -> None:
     found = inputfiles.written_problem(written)
     assert found is not None and problem in found
+
+
+@given(st.lists(st.sampled_from(["a", ".", "..", "/", "\\", ".git", "C:", "x.txt"]), max_size=6))
+def test_an_accepted_path_never_leaves_the_folder(parts: list[str]) -> None:
+    written = "".join(parts)
+    if inputfiles.written_problem(written) is None:
+        resolved = os.path.normpath(os.path.join("/suite", written))
+        assert resolved.startswith("/suite/")
+        assert ".git" not in Path(resolved).parts
 
 
 def test_a_plain_relative_path_is_accepted_and_normalised() -> None:
@@ -245,6 +257,9 @@ def test_editing_a_file_needs_a_new_recording(
     (sample,) = results["cases"][0]["outputs"]
     assert sample["text"] == "tickets/a.txt=refund within 30 days"
     assert len(_recorded(reading, "a")) == 2  # the old answer is kept, under the old key
+    assert main(["recordings", "prune"]) == 0  # until prune, which keys as a replay does
+    (kept,) = _recorded(reading, "a").values()
+    assert kept["output"]["text"] == "tickets/a.txt=refund within 30 days"
 
 
 def test_a_command_system_gets_the_paths_in_its_input(reading: Project) -> None:
