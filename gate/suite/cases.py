@@ -304,7 +304,7 @@ def _read_input_files(
         if found is None:
             try:
                 path = inputfiles.locate(root, written)
-                found = cache[name] = (inputfiles.digest(path, written), str(path))
+                found = cache[name] = (inputfiles.digest(root, written), str(path))
             except inputfiles.InputFileError as exc:
                 found = cache[name] = f"input_files: {exc}"
         if isinstance(found, str):

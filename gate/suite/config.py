@@ -464,7 +464,8 @@ def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
     for written in loaded.config.defaults.input_files:
         # Checked once here, not once for every case it is merged into.
         try:
-            inputfiles.digest(inputfiles.locate(loaded.root, written), written)
+            inputfiles.locate(loaded.root, written)
+            inputfiles.digest(loaded.root, written)
         except inputfiles.InputFileError as exc:
             text = printable(f"defaults.input_files: {exc}")
             line = line_of(section, "input_files") if isinstance(section, dict) else None

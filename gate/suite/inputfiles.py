@@ -26,6 +26,9 @@ _PIECE = 1 << 20
 _GLOB = frozenset("*?[")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _FIX_SIZE = "keep a smaller file (a cropped image, an excerpt) as the fixture"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+_FOLDER_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
 
 
 class InputFileError(Exception):
@@ -90,12 +93,13 @@ def locate(root: Path, written: str) -> Path:
     return path
 
 
-def digest(path: Path, written: str) -> str:
-    """The sha256 of the file at `path` (found by `locate`), read without following a link
-    and refused past MAX_INPUT_FILE_BYTES; InputFileError naming `written` otherwise."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+def digest(root: Path, written: str) -> str:
+    """The sha256 of the file `written` names under `root` (found by `locate`), opened
+    folder by folder without following a link (a folder swapped for one since `locate`
+    looked fails to open) and refused past MAX_INPUT_FILE_BYTES; InputFileError naming
+    `written` otherwise."""
     try:
-        descriptor = os.open(path, flags)
+        descriptor = _open_beneath(root, PurePosixPath(written).parts)
     except OSError as exc:
         raise InputFileError(f"{written!r}: cannot read ({exc.strerror or exc})") from None
     try:
@@ -120,3 +124,19 @@ def digest(path: Path, written: str) -> str:
     finally:
         os.close(descriptor)
     return hashed.hexdigest()
+
+
+def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
+    """A descriptor of `root/parts…`, each folder opened relative to the one before it and
+    none through a link (where the system offers `dir_fd`; elsewhere by its path)."""
+    if os.open not in os.supports_dir_fd:  # pragma: no cover - Windows
+        return os.open(root.joinpath(*parts), _FILE_FLAGS)
+    folder = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _FOLDER_FLAGS, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], _FILE_FLAGS, dir_fd=folder)
+    finally:
+        os.close(folder)

@@ -299,3 +299,20 @@ def test_a_bad_default_met_while_the_cases_load_is_said_to_come_from_the_default
     (problem,) = caught.value.problems
     assert "input_files: 'gone.txt' does not exist" in problem
     assert problem.endswith("(from `defaults.input_files`)")
+
+
+def test_a_folder_swapped_for_a_link_after_it_was_looked_at_is_not_read(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path / "suite"
+    (root / "tickets").mkdir(parents=True)
+    (root / "tickets" / "a.txt").write_text("mine")
+    assert inputfiles.locate(root, "tickets/a.txt") == root / "tickets" / "a.txt"
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "a.txt").write_text("theirs")
+    (root / "tickets" / "a.txt").unlink()
+    (root / "tickets").rmdir()
+    (root / "tickets").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(inputfiles.InputFileError, match=r"'tickets/a.txt': cannot read"):
+        inputfiles.digest(root, "tickets/a.txt")
+    assert inputfiles.digest(elsewhere, "a.txt") == _sha("theirs")  # read where it is no link
