@@ -52,12 +52,14 @@ def sandbox_plan(
     environ: Mapping[str, str] | None,
     cases: Sequence[Case] = (),
 ) -> SandboxPlan:
-    """The protections the run gets: it must read the suite and the interpreter, and the
-    cases' input files (the run loads the cases, and the system reads them)."""
+    """The protections the run gets: it must read the suite and the interpreter, and,
+    outside replay, the cases' input files (the run loads the cases and the system reads
+    them; a replay calls no system)."""
     import gate
 
     reads = [loaded.root, Path(sys.prefix), Path(sys.base_prefix), Path(gate.__file__).parent]
-    reads += sorted({Path(path) for case in cases for path in case.input_file_paths})
+    if run_mode != "replay":
+        reads += sorted({Path(path) for case in cases for path in case.input_file_paths})
     return plan_sandbox(
         mode,
         replay=run_mode == "replay",

@@ -285,6 +285,8 @@ def test_a_fixture_the_sandbox_user_cannot_read_is_named_before_a_live_run(
     assert main(["baseline", "--mode", "record", "--quiet"]) == 0
     open_to_the_sandbox(open_tmp)
     ticket.chmod(0o600)
+    # A replay calls no system: the gate itself read the file, and nothing else needs it.
+    assert main(["check", "--sandbox", "require", "--quiet", "--out", "replayed.json"]) == 0
     capsys.readouterr()
     code = main(["check", "--mode", "live", "--sandbox", "require", "--quiet"])
     err = capsys.readouterr().err
