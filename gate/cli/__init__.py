@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gate import __version__, importers
-from gate.cli import recordings
+from gate.cli import composition, recordings
 from gate.cli.comparing import _silence_stdout, cmd_compare, cmd_gate
 from gate.cli.running import (
     cmd_baseline,
@@ -92,7 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
     options.config_option(listing)
     options.selection_options(listing)
     listing.add_argument("--json", action="store_true", help="as a JSON array")
+    listing.add_argument(
+        "--stats",
+        action="store_true",
+        help="what the suite is made of instead, as `casegate suite` prints it",
+    )
+    composition.days_option(listing)
     listing.set_defaults(handler=cmd_list)
+    composition.add_parser(commands)
 
     validate = commands.add_parser("validate", help="load and lint the config and every case")
     options.config_option(validate)

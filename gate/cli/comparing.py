@@ -143,6 +143,18 @@ def _history(args: argparse.Namespace, comparison: Any, candidate: Any) -> Any:
     return notes_for(comparison, candidate, export, source, candidate_label="candidate")
 
 
+def _composition(args: argparse.Namespace, candidate: Any) -> Any:
+    """The suite's figures for the report's footer, from the config at hand when it is the
+    candidate's suite (gate.suite.composition); None otherwise."""
+    from gate.reporting.composition import composition_of
+    from gate.suite.config import load_config
+
+    if not _config_at_hand(args) or load_config(args.config).config.suite != candidate.suite:
+        return None
+    loaded, cases = load_project(args.config)
+    return composition_of(loaded, cases)
+
+
 def _replay(args: argparse.Namespace, candidate: Any) -> Any:
     """Live or replayed, from the candidate's file; the last drift run from the working
     copy, when a config is at hand (gate.drift.replayed)."""
@@ -192,11 +204,11 @@ def _replayed_pairs(args: argparse.Namespace, baseline: Any, candidate: Any) -> 
     return pairwise.replayed(loaded, cases, baseline, candidate)
 
 
-def _render(fmt: str, comparison: Any, verdict: Any) -> str:
+def _render(fmt: str, comparison: Any, verdict: Any, suite: Any = None) -> str:
     from gate.reporting import report
 
     if fmt == "markdown":
-        return report.markdown_report(comparison, verdict)
+        return report.markdown_report(comparison, verdict, composition=suite)
     if fmt == "json":
         return json.dumps(report.json_report(comparison, verdict), indent=2) + "\n"
     return report.text_report(comparison, verdict) + "\n"
@@ -207,7 +219,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gate.reporting.junit import write_junit
 
     _, candidate, comparison, verdict = _compare_files(args)
-    rendered = _render(args.format, comparison, verdict)
+    suite = _composition(args, candidate) if args.format == "markdown" else None
+    rendered = _render(args.format, comparison, verdict, suite)
     if args.out:
         write_text(args.out, rendered)
     else:

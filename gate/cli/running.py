@@ -297,6 +297,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     """The suite's cases, one line each: what `--case` and `--tag` choose from."""
     from tabulate import tabulate
 
+    if args.stats:  # `casegate suite`, word for word (`--json` as its `--format json`)
+        from gate.cli.composition import render
+
+        print(render(args, as_json=args.json))
+        return 0
     loaded, cases = load(args)
     rows = [
         {

@@ -64,6 +64,7 @@ from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.supervise import run_supervised
 from gate.reporting import report
+from gate.reporting.composition import composition_of
 from gate.results import CaseOutputs, RunResults, read_results, write_results
 from gate.secrets import hide_from_proc
 from gate.suite.cases import Case
@@ -229,7 +230,9 @@ def check(
     if rejudged_line is not None:
         verdict = dataclasses.replace(verdict, instrument=[*verdict.instrument, rejudged_line])
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
-    markdown = report.markdown_report(comparison, verdict, marker=marker)
+    # The suite as the checked tree holds it: counts only (the held-out slice is not in it).
+    suite = composition_of(loaded, cases)
+    markdown = report.markdown_report(comparison, verdict, marker=marker, composition=suite)
     write_text(report_path, markdown)
     return CheckOutcome(
         candidate, out, comparison, verdict, report_path, markdown,

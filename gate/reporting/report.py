@@ -20,6 +20,7 @@ from gate.deciding.compare import Comparison, judge_noise
 from gate.deciding.rules import Verdict
 from gate.deciding.usage import Delta
 from gate.logsafe import flatten
+from gate.reporting.composition import footer
 from gate.reporting.diffs import diff_texts
 from gate.reporting.jsonreport import json_report as json_report
 from gate.reporting.markup import (
@@ -58,6 +59,7 @@ from gate.reporting.sections import (
     suite_line,
 )
 from gate.results import CaseResult
+from gate.suite.composition import Composition
 
 #: answers up to this many characters (both sides together) are shown whole, each side on
 #: its own lines with the changed words marked; longer ones as their changed pieces, cut
@@ -253,8 +255,10 @@ def markdown_report(
     marker: str | None = None,
     extra_notes: list[str] | None = None,
     limit: int = COMMENT_LIMIT,
+    composition: Composition | None = None,
 ) -> str:
-    """A pull-request comment: verdict, tables, then details; never over `limit`."""
+    """A pull-request comment: verdict, tables, then details; never over `limit`. With the
+    suite's `composition`, a last line of its figures (never dropped to fit: it is short)."""
     icon = {"block": "❌", "inconclusive": "⚠️"}.get(verdict.decision, "✅")
     head = []
     if marker:
@@ -413,7 +417,7 @@ def markdown_report(
     sections.append((3, unchanged + "."))
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
-    return _fit(head, sections, limit)
+    return _fit(head, sections, limit, footer(composition) if composition is not None else None)
 
 
 def _regression_why(comparison: Comparison, case_id: str) -> str:
@@ -482,11 +486,15 @@ def _first_output(case: CaseResult | None) -> str | None:
     return next((s.text for s in case.outputs if s.text is not None), None) if case else None
 
 
-def _fit(head: list[str], sections: list[tuple[int, str]], limit: int) -> str:
+def _fit(
+    head: list[str], sections: list[tuple[int, str]], limit: int, tail: str | None = None
+) -> str:
     def render(kept: list[tuple[int, str]], note: str | None) -> str:
         parts = head + [text for _, text in kept]
         if note:
             parts.append(note)
+        if tail:
+            parts.append(tail)
         return "\n\n".join(parts) + "\n"
 
     kept = list(sections)

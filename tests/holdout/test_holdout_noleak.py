@@ -118,6 +118,11 @@ def test_no_command_shows_a_held_out_case(tmp_path: Path) -> None:
     run("show", "*", "--results", "cand.json", expect=0)
     run("list", expect=0)
     run("list", "--json", expect=0)
+    # The composition counts the readable cases only; the slice is named, never counted.
+    assert "and a held-out slice in holdout/s (sealed" in run("suite", expect=0)
+    stats = run("list", "--stats", "--json", expect=0)
+    assert '"cases": 3,' in stats and '"counted": false' in stats
+    assert "Suite: 3 case(s)" in (tmp_path / "r.md").read_text()
     run("validate", expect=0)
     run("holdout", "status", expect=0)
     live = run("run", "--mode", "live", "--set", "system.style=crash", "-v", "--out", "l.json")
