@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from gate.suite.config import LoadedConfig
 
 
-def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False) -> Any:
+def _execute(
+    args: argparse.Namespace, *, record_pairs: bool = True, estimate: bool = False
+) -> tuple[Any, Any, Any]:
+    """The run's (loaded config, selected cases, results)."""
     from gate.judging import pairwise, rejudge
     from gate.pipeline.run import execute
 
@@ -45,7 +48,7 @@ def _execute(args: argparse.Namespace, *, record_pairs: bool = True, estimate: b
         for line in rejudge.record_against_baseline(loaded, cases, only_missing=only_missing):
             print(f"casegate: {line}", file=sys.stderr)
     _score_holdout(args, loaded, results, mode)
-    return results
+    return loaded, cases, results
 
 
 def _score_holdout(args: argparse.Namespace, loaded: Any, results: Any, mode: Any) -> None:
@@ -92,11 +95,12 @@ def _run(args: argparse.Namespace) -> tuple[int, Any]:
 
     if args.out:  # before the run: a refused path must not cost a paid run
         ensure_replaceable(args.out)
-    results = _execute(args)
+    loaded, cases, results = _execute(args)
     out = args.out or _default_out(results.suite)
     write_results(results, out)
     if results.interrupted:
         return _interrupted(results, out), results
+    _record_history(loaded, cases, results)
     if getattr(args, "junit", None):
         from gate.reporting.junit import write_junit
 
@@ -202,6 +206,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_junit(outcome.candidate, args.junit, frozenset(outcome.comparison.regressions))
     print(report.text_report(outcome.comparison, outcome.verdict))
     print(f"results: {outcome.results_path}\nreport: {outcome.report_path}")
+    if outcome.history is not None:
+        print(f"casegate: {show.one_line(outcome.history)}", file=sys.stderr)
     _print_verbose(args, outcome.candidate)
     return int(outcome.verdict.exit_code)
 
@@ -239,7 +245,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(args, estimate=True)
     # A baseline is not compared with itself, and is estimated (gate.deciding.noise.adaptive).
-    results = _execute(args, record_pairs=False, estimate=True)
+    loaded, cases, results = _execute(args, record_pairs=False, estimate=True)
     if results.interrupted:
         return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     refuse_errored_baseline(results, args.allow_errors)
@@ -249,11 +255,22 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
     path = args.config.resolve().parent / loaded_path
     write_results(results, path)
+    _record_history(loaded, cases, results)
     if not args.quiet:
         print(run_summary(results))
         _print_holdout(results)
     print(f"baseline: {path}")
     return 0
+
+
+def _record_history(loaded: Any, cases: Any, results: Any) -> None:
+    """Under `history: {record: all}`, the complete run joins the history (on stderr,
+    what was added or why not); `check --base` never writes it (gate.history.autorecord)."""
+    from gate.history.autorecord import record_run
+
+    said = record_run(loaded, cases, results)
+    if said is not None:
+        print(f"casegate: {show.one_line(said)}", file=sys.stderr)
 
 
 def _dry_run(args: argparse.Namespace, *, estimate: bool) -> int:

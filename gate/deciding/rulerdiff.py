@@ -382,8 +382,8 @@ def _history_changes(base: Side, head: Side) -> list[RulerChange]:
     default branch, and once merged every later check trusts those lines, among them the
     runs that measure the shift between runs (which can make a later drop inconclusive,
     never a ship). A reviewer should see them come in."""
-    relative = base.loaded.config.history or f"history/{base.loaded.config.suite}.jsonl"
-    moved = head.loaded.config.history or f"history/{head.loaded.config.suite}.jsonl"
+    relative = base.loaded.config.history_path
+    moved = head.loaded.config.history_path
     shown = os.path.relpath(head.loaded.root / moved, head.repo_root)
     # A moved export must still hold every line the base's holds.
     before = _plain_bytes(base.loaded.root / relative)

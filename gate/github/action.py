@@ -352,6 +352,8 @@ def run_check(
     if outcome.comparison is None or outcome.verdict is None:
         return EXIT_INTERRUPTED
     _print_untrusted(report.text_report(outcome.comparison, outcome.verdict))
+    if outcome.history is not None:  # names from the repository: printed as untrusted
+        _print_untrusted(outcome.history)
     for warning in outcome.comparison.warnings:  # escaped: a command of its own, never more
         _emit(command("warning", f"stale baseline: {warning}", title="casegate"))
     for warning in outcome.comparison.recording_warnings:

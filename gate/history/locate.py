@@ -25,7 +25,7 @@ DEFAULT_DB = ".casegate/history.sqlite"
 
 def export_relative(config: Config) -> str:
     """`history:` as written, or the default `history/SUITE.jsonl`."""
-    return config.history or f"history/{config.suite}.jsonl"
+    return config.history_path
 
 
 def drift_relative(config: Config) -> str:

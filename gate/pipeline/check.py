@@ -39,6 +39,7 @@ from gate.drift import replayed
 from gate.drift.age import replay_warnings
 from gate.errors import ConfigError, ResultsError
 from gate.files import write_text
+from gate.history.autorecord import record_run
 from gate.history.report import trusted_notes
 from gate.history.spread import trusted_spread
 from gate.holdout import scoring as holdout
@@ -91,6 +92,9 @@ class CheckOutcome:
     #: the manifest of what verification wrote and sealed, for the baseline refresh to
     #: adopt after the merge (gate.produce.verified; None: nothing sealed)
     manifest: Path | None = None
+    #: under `history: {record: all}`, what joined the history or why nothing did
+    #: (gate.history.autorecord); None under `record: baseline`
+    history: str | None = None
 
     @property
     def part(self) -> bool:
@@ -234,10 +238,12 @@ def check(
     suite = composition_of(loaded, cases)
     markdown = report.markdown_report(comparison, verdict, marker=marker, composition=suite)
     write_text(report_path, markdown)
+    # A complete run outside a pull request joins the history when `record: all` asks.
+    recorded = record_run(loaded, cases, candidate, ruled=ruling is not None, environ=environ)
     return CheckOutcome(
         candidate, out, comparison, verdict, report_path, markdown,
         output=judged.output, sandbox=judged.said, verified=verified.recorded,
-        manifest=manifest,
+        manifest=manifest, history=recorded,
     )  # fmt: skip
 
 

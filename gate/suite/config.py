@@ -34,6 +34,7 @@ from gate.suite.sections import (
     ClustersConfig,
     DriftConfig,
     GateConfig,
+    HistoryConfig,
     HoldoutConfig,
     Price,
     RecordingsConfig,
@@ -103,20 +104,36 @@ class Config(_Strict):
     drift: DriftConfig = Field(default_factory=DriftConfig)
     #: the held-out slice: sealed cases nobody reads while writing prompts (gate.holdout)
     holdout: HoldoutConfig | None = None
-    #: the committed results history (gate.history), relative to the config's folder;
-    #: None: history/SUITE.jsonl
-    history: str | None = Field(default=None, min_length=1, max_length=500)
+    #: the committed results history (gate.history): its path (relative to the config's
+    #: folder), or `{path, record}`; None: history/SUITE.jsonl, recorded on baselines
+    history: HistoryConfig | None = None
     #: a JSON Schema of every case's `input`: what `casegate add` shapes a draft to
     #: (gate.grow.shape); None: the shape is read off the existing cases
     input_schema: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _without_unset(
+        data = _without_unset(
             self,
             handler(self),
             ("history", "clusters", "calibration", "baseline_samples", "input_schema"),
         )
+        if isinstance(data, dict) and data.get("history", "") is None:
+            data.pop("history")  # `{record: all}` alone: the default path, as if unset
+        return data
+
+    @property
+    def history_path(self) -> str:
+        """The history export as written, relative to the config: `history/SUITE.jsonl`
+        unless `history:` names another."""
+        configured = self.history.path if self.history is not None else None
+        return configured or f"history/{self.suite}.jsonl"
+
+    @property
+    def history_records_all(self) -> bool:
+        """`history: {record: all}`: every complete run joins the history, not only
+        the baseline refresh's."""
+        return self.history is not None and self.history.record == "all"
 
     def estimate_samples(self, fixed: int | None) -> int:
         """Samples a baseline estimates one case from; `fixed` is the case's run count
@@ -154,6 +171,20 @@ class Config(_Strict):
             "recordings",
             "give the recordings folder (recordings/suite), or a mapping with `path` and "
             "`max_age_days`; got {value}",
+            {"value": _brief(value)},
+        )
+
+    @field_validator("history", mode="before")
+    @classmethod
+    def _history_path_or_mapping(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"path": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "history",
+            "give the history export's path (history/suite.jsonl), or a mapping with `path` "
+            "and `record` (baseline or all); got {value}",
             {"value": _brief(value)},
         )
 

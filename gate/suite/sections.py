@@ -230,6 +230,24 @@ class HoldoutConfig(_Strict):
         return handler(self)
 
 
+class HistoryConfig(_Strict):
+    """`history:` the export's path, or a mapping `{path, record}` (gate.history)."""
+
+    #: the export, relative to the config's folder; None: history/SUITE.jsonl
+    path: str | None = Field(default=None, min_length=1, max_length=500)
+    #: which runs are appended to it: `baseline` (the baseline refresh only) or `all`
+    #: (also every complete run of `run`, `record` and `check` outside a pull request:
+    #: gate.history.autorecord)
+    record: Literal["baseline", "all"] = "baseline"
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The path alone, as the string form wrote it: `record` says which runs are kept,
+        # not what a run measures, so it stays out of the config hash (and the path, as
+        # ever, is no difference a stale baseline warns about).
+        return self.path
+
+
 def _without_unset(model: BaseModel, data: Any, keys: Sequence[str]) -> Any:
     """`data` without the keys a config left unset: a key added to the format later keeps
     every config written before it, and so its baselines' config hash, as it was."""
