@@ -236,7 +236,10 @@ def check(
     report_path = report_path or out.with_name(f"{candidate.suite}-report.md")
     # The suite as the checked tree holds it: counts only (the held-out slice is not in it).
     suite = composition_of(loaded, cases)
-    markdown = report.markdown_report(comparison, verdict, marker=marker, composition=suite)
+    selected = selection is not None and selection.filtered
+    markdown = report.markdown_report(
+        comparison, verdict, marker=marker, composition=suite, selected=selected
+    )
     write_text(report_path, markdown)
     # A complete run outside a pull request joins the history when `record: all` asks.
     recorded = record_run(loaded, cases, candidate, ruled=ruling is not None, environ=environ)

@@ -37,9 +37,10 @@ def composition_of(
     )
 
 
-def footer(found: Composition) -> str:
+def footer(found: Composition, *, selected: bool = False) -> str:
     """One line of counts for the end of the markdown report: no tag, cluster or case id
-    (they come from the pull request and would need escaping; the counts say enough)."""
+    (they come from the pull request and would need escaping; the counts say enough).
+    `selected`: the figures are of a `--case`/`--tag` selection, not the whole suite."""
     parts = [
         f"{found.cases} case(s)",
         f"{found.critical} critical ({found.critical_share:.0%})",
@@ -51,7 +52,7 @@ def footer(found: Composition) -> str:
     parts.append(f"{len(found.recent)} added in {found.recent_days} days")
     if found.undated:
         parts.append(f"{found.undated} undated")
-    return "Suite: " + " · ".join(parts)
+    return ("Selected cases: " if selected else "Suite: ") + " · ".join(parts)
 
 
 def text(found: Composition, holdout: str | None = None) -> str:

@@ -256,9 +256,11 @@ def markdown_report(
     extra_notes: list[str] | None = None,
     limit: int = COMMENT_LIMIT,
     composition: Composition | None = None,
+    selected: bool = False,
 ) -> str:
     """A pull-request comment: verdict, tables, then details; never over `limit`. With the
-    suite's `composition`, a last line of its figures (never dropped to fit: it is short)."""
+    suite's `composition`, a last line of its figures (never dropped to fit: it is short);
+    `selected` says they are of a `--case`/`--tag` selection."""
     icon = {"block": "❌", "inconclusive": "⚠️"}.get(verdict.decision, "✅")
     head = []
     if marker:
@@ -417,7 +419,8 @@ def markdown_report(
     sections.append((3, unchanged + "."))
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
-    return _fit(head, sections, limit, footer(composition) if composition is not None else None)
+    tail = footer(composition, selected=selected) if composition is not None else None
+    return _fit(head, sections, limit, tail)
 
 
 def _regression_why(comparison: Comparison, case_id: str) -> str:

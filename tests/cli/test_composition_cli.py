@@ -92,3 +92,22 @@ def test_the_default_window_is_the_one_the_help_names(
 
     assert RECENT_DAYS == 30  # `--days`'s help says 30
     assert json.loads(_out(capsys, "suite", "--format", "json"))["recent"]["days"] == 30
+
+
+def test_checks_report_ends_with_the_figures_of_what_it_judged(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    assert main(["check", "--mode", "live", "--quiet", "--report", "r.md"]) == 0
+    last = (suite.root / "r.md").read_text().rstrip("\n").splitlines()[-1]
+    assert last == (
+        "Suite: 3 case(s) · 1 critical (33%) · 3 tag(s), 2 without a critical case · "
+        "33% with provenance · 1 added in 30 days · 1 undated"
+    )
+    # A slice is gated against a baseline of the same slice.
+    assert main(["baseline", "--mode", "live", "--quiet", "--tag", "shipping"]) == 0
+    assert (
+        main(["check", "--mode", "live", "--quiet", "--report", "s.md", "--tag", "shipping"]) == 0
+    )
+    last = (suite.root / "s.md").read_text().rstrip("\n").splitlines()[-1]
+    assert last.startswith("Selected cases: 2 case(s) · 1 critical (50%)")

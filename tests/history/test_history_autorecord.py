@@ -16,6 +16,7 @@ from gate.suite.cases import Case
 from gate.suite.config import load_config
 from tests.conftest import Project, case
 from tests.factories import result, run
+from tests.fakes.actions import Runner, git, open_pull_request
 
 EXPORT = "history/demo.jsonl"
 CRASHING_BOT = """
@@ -142,3 +143,29 @@ def test_check_appends_outside_a_pull_request_and_not_with_base(
     assert main(["check", "--quiet", "--sandbox", "off"]) == 0
     assert "casegate: history: added 2 case(s)" in capsys.readouterr().err
     assert len(runs_in(suite)) == before + 1
+
+
+# --- the Action --------------------------------------------------------------------------
+
+
+def test_the_action_appends_a_dispatched_check_but_never_a_pull_requests(
+    runner: Runner,
+) -> None:
+    config = runner.workspace / "casegate.candidate.yml"  # the fake job's `config:`
+    config.write_text(config.read_text() + "history: {record: all}\n")
+    git("commit", "-qam", "keep every complete run", cwd=runner.workspace)
+    runner.base_sha = git("rev-parse", "HEAD", cwd=runner.workspace)
+    export = runner.workspace / "history" / "support.jsonl"
+    before = export.read_bytes() if export.exists() else b""
+
+    open_pull_request(runner.workspace, lambda root: (root / "NOTES.md").write_text("docs\n"))
+    pulled = runner.run()
+    assert "history: not recorded: a pull request's run" in pulled.stdout, pulled.stderr
+    assert (export.read_bytes() if export.exists() else b"") == before
+
+    git("checkout", "-q", "main", cwd=runner.workspace)
+    dispatched = runner.run("workflow_dispatch", {})
+    assert "history: added 48 case(s) of the run of" in dispatched.stdout, dispatched.stderr
+    added = export.read_bytes()[len(before) :].decode().splitlines()
+    assert len(added) == 48
+    assert export.read_bytes().startswith(before)  # appended, nothing rewritten

@@ -73,3 +73,13 @@ def test_the_footer_outlives_truncation() -> None:
     assert "_Truncated:" in body  # a section was left out, the footer was not
     assert body.rstrip("\n").endswith(footer(found))
     assert len(body) <= limit
+
+
+def test_a_selections_footer_says_it_is_not_the_whole_suite() -> None:
+    found = composition(CASES[:2], today=TODAY)
+    assert footer(found, selected=True).startswith("Selected cases: 2 case(s) · 1 critical")
+    assert (
+        _report(composition=found, selected=True)
+        .rstrip("\n")
+        .endswith(footer(found, selected=True))
+    )
