@@ -50,13 +50,10 @@ def cmd_suite(args: argparse.Namespace) -> int:
 def render(args: argparse.Namespace, *, as_json: bool) -> str:
     """The composition of the (selected) readable cases; `list --stats` prints the same."""
     from gate.reporting import composition as words
+    from gate.suite.composition import RECENT_DAYS
 
     loaded, cases = load(args)
-    found = (
-        words.composition_of(loaded, cases, days=args.days)
-        if args.days
-        else words.composition_of(loaded, cases)
-    )
+    found = words.composition_of(loaded, cases, days=args.days or RECENT_DAYS)
     holdout = loaded.config.holdout.path if loaded.config.holdout is not None else None
     if as_json:
         data = found.to_dict()
