@@ -365,12 +365,19 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.split("."), value
 
 
+#: top-level keys written as a path or as a mapping with `path`: `--set history.record=all`
+#: reaches into the string form as into the mapping
+PATH_OR_MAPPING = frozenset({"recordings", "holdout", "history"})
+
+
 def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
     data = copy.deepcopy(data)
     for text in overrides:
         path, value = parse_override(text)
         target = data
-        for part in path[:-1]:
+        for depth, part in enumerate(path[:-1]):
+            if depth == 0 and part in PATH_OR_MAPPING and isinstance(target.get(part), str):
+                target[part] = {"path": target[part]}
             child = target.setdefault(part, {})
             if not isinstance(child, dict):
                 raise ConfigError(f"--set {text!r}: {part!r} is not a mapping")

@@ -64,3 +64,13 @@ def test_a_bad_history_is_one_line_naming_it(
         load_config(project.config_path)
     assert len(caught.value.problems) == 1
     assert expected in caught.value.problems[0], caught.value.problems
+
+
+def test_set_reaches_into_the_string_form(project: Project) -> None:
+    project.write_config(history="records/demo.jsonl")
+    config = load_config(project.config_path, ["history.record=all"]).config
+    assert (config.history_path, config.history_records_all) == ("records/demo.jsonl", True)
+    project.write_config(recordings="recs")
+    loaded = load_config(project.config_path, ["recordings.max_age_days=5"])
+    assert loaded.recordings_max_age_days == 5
+    assert loaded.recordings_dir == (project.root / "recs").resolve()
