@@ -11,7 +11,10 @@
                        it (gate.judging.rejudge)                            -> Ground
     compared           case by case against the baseline, built whole       -> Comparison
     decided            the written rule, with the judge's standing          -> Verdict
-    markdown_report    what the pull request's comment says                 -> str
+    markdown_report    what the pull request's comment says, ending with the suite's
+                       figures (gate.suite.composition)                    -> str
+    record_run         under `history: {record: all}`, a complete run outside a pull
+                       request joins the history (gate.history.autorecord) -> str | None
 
 Each stage is a function taking what the stages before it built; `check` calls them in
 order. The CLI and the Action call `check`.
