@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gate.suite.cases import Case
 from gate.suite.composition import PLACEHOLDER_NOTE, composition
 
@@ -142,3 +145,34 @@ def test_the_json_keys_are_the_documented_ones() -> None:
     assert data["as_of"] == "2026-12-03"
     assert data["tags"] == {"t": 1} and data["tags_without_critical"] == []
     assert data["recent"] == {"days": 30, "count": 0, "ids": []}
+
+
+_TAGS = st.lists(st.sampled_from(["a", "b", "c", "critical"]), max_size=3)
+_DATES = st.one_of(st.none(), st.dates(dt.date(2020, 1, 1), dt.date(2027, 1, 1)))
+_NOTES = st.one_of(st.none(), st.just(PLACEHOLDER_NOTE), st.just("why"), st.just(" "))
+
+
+@given(
+    st.lists(
+        st.tuples(_TAGS, st.booleans(), _DATES, _NOTES, st.sampled_from([None, "", "src"])),
+        max_size=12,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_the_figures_agree_with_each_other(drawn: list[tuple[Any, ...]]) -> None:
+    cases = [
+        make(f"c{i}", tags=tags, critical=critical, added=added, note=note, provenance=source)
+        for i, (tags, critical, added, note, source) in enumerate(drawn)
+    ]
+    found = composition(cases, today=TODAY)
+    assert found.dated + found.undated == found.cases == len(cases)
+    assert 0 <= found.explained <= found.cases and 0 <= found.critical <= found.cases
+    assert found.untagged + max((n for _, n in found.by_tag), default=0) <= found.cases
+    assert set(found.tags_without_critical) <= {tag for tag, _ in found.by_tag}
+    assert "critical" not in dict(found.by_tag)
+    assert len(found.recent) <= found.dated
+    if found.dated:
+        assert found.oldest is not None and found.newest is not None
+        assert found.oldest <= (found.median or found.oldest) <= found.newest
+    critical_tags = {t for c in cases if c.is_critical for t in c.tags if t != "critical"}
+    assert set(found.tags_without_critical).isdisjoint(critical_tags)
