@@ -15,10 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gate.suite.cases import NOTE_PLACEHOLDER as PLACEHOLDER_NOTE
 from gate.suite.cases import Case
 
-#: the note `casegate add` writes for the author to replace: it says nothing yet
-PLACEHOLDER_NOTE = "TODO: why this case exists"
 #: a case added within this many days (today included) is a recent addition
 RECENT_DAYS = 30
 #: the JSON's schema: its keys are documented in the README and kept stable
