@@ -255,6 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if problem in exc.excerpts:
                 print(redact(exc.excerpts[problem]), file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # `casegate … | head`: the reader left; say nothing more, as a filter would. Before
+        # OSError, which it is: that handler would re-raise it as a traceback.
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what the shell reports for a closed pipe
     except (OSError, RuntimeError) as exc:
         loop = link_loop(exc)
         if loop is None:
@@ -265,10 +270,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         _ignore_further_interrupts()
         print("casegate: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # `casegate … | head`: the reader left; say nothing more, as a filter would.
-        _silence_stdout()
-        return 141  # 128 + SIGPIPE, what the shell reports for a closed pipe
 
 
 def _ignore_further_interrupts() -> None:

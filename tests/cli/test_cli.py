@@ -287,3 +287,20 @@ def test_a_yaml_mistake_prints_its_line_and_a_caret_below_the_one_line_problem(
     at = next(i for i, line in enumerate(err) if "bad.yaml:3: invalid YAML" in line)
     assert "(a tab: YAML indents with spaces only)" in err[at]
     assert err[at + 1 : at + 3] == ["  | \\tquestion: hi", "  | ^"]
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(project: Project) -> None:
+    # `casegate list | head -1`: the pipe closes while casegate still writes.
+    project.write_cases([case(f"c{i:04d}", "q" * 50, contains="q") for i in range(3000)])
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "gate", "list"],
+        cwd=project.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.readline()
+    reader.stdout.close()  # the reader leaves
+    err = reader.stderr.read().decode()
+    assert reader.wait(timeout=120) == 141
+    assert "Traceback" not in err
