@@ -7,12 +7,14 @@ import difflib
 import hashlib
 import json
 import re
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import (
+    BaseModel,
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
@@ -37,6 +39,7 @@ from gate.suite.sections import (
     HistoryConfig,
     HoldoutConfig,
     Price,
+    PrivacyConfig,
     RecordingsConfig,
     SystemConfig,
     _Strict,
@@ -110,13 +113,15 @@ class Config(_Strict):
     #: a JSON Schema of every case's `input`: what `casegate add` shapes a draft to
     #: (gate.grow.shape); None: the shape is read off the existing cases
     input_schema: dict[str, Any] | None = None
+    #: what `casegate add` redacts from production data beside what gate.pii detects
+    privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
 
     @model_serializer(mode="wrap")
     def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = _without_unset(
             self,
             handler(self),
-            ("history", "clusters", "calibration", "baseline_samples", "input_schema"),
+            ("history", "clusters", "calibration", "baseline_samples", "input_schema", "privacy"),
         )
         if isinstance(data, dict) and data.get("history", "") is None:
             data.pop("history")  # `{record: all}` alone: the default path, as if unset
@@ -405,6 +410,22 @@ def _blamed_system_key(problem: str, overrides: Sequence[str]) -> str | None:
     return None
 
 
+def _fields_at(location: Sequence[str]) -> dict[str, Any]:
+    """The keys the config section at `location` takes (`gate`, `privacy`, …); none when
+    the location is not a section of fixed keys."""
+    model: type[BaseModel] = Config
+    for part in location:
+        field = model.model_fields.get(part)
+        if field is None:
+            return {}
+        inner = [field.annotation, *typing.get_args(field.annotation)]
+        found = [kind for kind in inner if isinstance(kind, type) and issubclass(kind, BaseModel)]
+        if not found:
+            return {}
+        model = found[0]
+    return dict(model.model_fields)
+
+
 def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()) -> str:
     location = [str(part) for part in error["loc"]]
     node, line = raw, line_of(raw)
@@ -418,12 +439,7 @@ def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()
             break
     where = dotted(location)
     if error["type"] == "extra_forbidden":
-        parent = Config.model_fields if len(location) == 1 else {}
-        if location[:1] == ["gate"]:
-            parent = GateConfig.model_fields
-        if location[:1] == ["defaults"] and len(location) == 2:
-            parent = SuiteDefaults.model_fields
-        hint = difflib.get_close_matches(location[-1], parent, n=1)
+        hint = difflib.get_close_matches(location[-1], _fields_at(location[:-1]), n=1)
         message = f"unknown key '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
     elif error["type"] == "missing":
         message = f"missing required key '{where}'"

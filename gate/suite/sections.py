@@ -1,5 +1,5 @@
 """The sections of `casegate.yml` that are plain settings: the system under test, the gate
-rule, `samples: auto`, recordings, drift, the held-out slice and prices. gate.suite.config
+rule, `samples: auto`, recordings, drift, the held-out slice, privacy and prices. gate.suite.config
 puts them together, with the judge and service pins, into Config."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -246,6 +246,28 @@ class HistoryConfig(_Strict):
         # not what a run measures, so it stays out of the config hash (and the path, as
         # ever, is no difference a stale baseline warns about).
         return self.path
+
+
+class PrivacyConfig(_Strict):
+    """`privacy:` what is kept out of cases made from production data (gate.pii, used by
+    `casegate add`): the value of every key named in `redact_keys`, at any depth of a
+    logged request or trace, becomes `<REDACTED_KEY>` whole, whatever it holds."""
+
+    #: key names matched case-insensitively (`Authorization` names `authorization` too)
+    redact_keys: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=1000
+    )
+
+    @field_validator("redact_keys", mode="before")
+    @classmethod
+    def _a_list_of_names(cls, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        raise PydanticCustomError(
+            "redact_keys",
+            "give a list of key names, e.g. [password, authorization, ssn]; got {value}",
+            {"value": repr(value)[:40]},
+        )
 
 
 def _without_unset(model: BaseModel, data: Any, keys: Sequence[str]) -> Any:

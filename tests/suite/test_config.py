@@ -336,3 +336,36 @@ def test_a_case_folder_holding_the_config_skips_it(
     project.write_config(cases=".")
     assert main(["validate"]) == 0
     assert "ok: 1 cases" in capsys.readouterr().out
+
+
+def test_privacy_defaults_to_no_keys_and_leaves_the_hash_as_it_was(project: Project) -> None:
+    before = load_config(project.config_path)
+    assert before.config.privacy.redact_keys == []
+    # Unset, the section is left out of the written config, so no baseline goes stale.
+    assert "privacy" not in before.as_dict()
+    project.write_config(privacy={"redact_keys": ["Authorization", "ssn"]})
+    after = load_config(project.config_path)
+    assert after.config.privacy.redact_keys == ["Authorization", "ssn"]
+    assert after.as_dict()["privacy"] == {"redact_keys": ["Authorization", "ssn"]}
+    assert after.config_hash() != before.config_hash()
+
+
+def test_privacy_refuses_unknown_keys_and_bad_values(project: Project) -> None:
+    project.write_config(privacy={"redact_key": ["ssn"]})
+    assert (
+        "unknown key 'privacy.redact_key' (did you mean 'redact_keys'?)"
+        in (problems(project.config_path)[0])
+    )
+    project.write_config(privacy={"redact_keys": "ssn"})
+    assert "give a list of key names" in problems(project.config_path)[0]
+    project.write_config(privacy={"redact_keys": [""]})
+    assert "privacy.redact_keys.0" in problems(project.config_path)[0]
+
+
+def test_every_section_of_fixed_keys_suggests_the_key_meant(project: Project) -> None:
+    # The hint walks the config's own model, so a section added later gets it too.
+    project.write_config(drift={"max_flip": 1})
+    [problem] = problems(project.config_path)
+    assert "unknown key 'drift.max_flip' (did you mean 'max_flips'?)" in problem
+    project.write_config(holdout={"path": "h", "keyenv": "K"})
+    assert "(did you mean 'key_env'?)" in problems(project.config_path)[0]
