@@ -33,6 +33,7 @@ from gate.checks.figures import (
 from gate.checks.graded import JUDGED, judged_checks, llm_judge, uses_judge
 from gate.checks.moderation import moderated_text, moderation
 from gate.checks.overlap import bleu, chrf, rouge_l, rouge_n, token_f1
+from gate.checks.privacy import no_pii
 from gate.checks.ragjudge import (
     answer_relevance,
     context_precision,
@@ -138,6 +139,8 @@ REGISTRY: dict[str, Factory] = {
     "similar": similar,
     "levenshtein": levenshtein,
     "moderation": moderation,
+    # issue #24: production-derived outputs must not carry personal data (gate.pii)
+    "no_pii": no_pii,
     # issue #23's deterministic metrics: overlap with a reference, retrieval, trajectories
     "rouge_n": rouge_n,
     "rouge_l": rouge_l,

@@ -846,6 +846,7 @@ ALL_CHECKS: dict[str, Any] = {
     "similar": {"to": "a b", "min": 0.5, "method": "lexical"},
     "levenshtein": {"to": "ab", "max": 2},
     "moderation": {"max_score": 0.5},
+    "no_pii": True,
     "rouge_n": {"to": "a b c", "n": 2, "threshold": 0.5},
     "rouge_l": {"to": ["a b", "c"], "threshold": 0.5},
     "bleu": {"to": "a b c d", "threshold": 0.3},
