@@ -164,7 +164,7 @@ def iban_valid(compact: str) -> bool:
 
 
 # Each reader judges one match of its pattern: the span it takes and whether that span is a
-# finding (False: a near-miss whose characters no later reader may take), or None to pass.
+# finding (False: a near-miss, whose characters are no phone), or None to pass it over.
 Span = tuple[int, int, bool]
 
 
@@ -189,8 +189,8 @@ def _card(match: re.Match[str]) -> Span | None:
 
 def _iban(match: re.Match[str]) -> Span | None:
     """An IBAN of a registered country and length, found when its check holds; one that
-    fails it (or is cut short) is a mistyped or made-up IBAN, whose digits are no phone
-    or card either."""
+    fails it (or is cut short) is a mistyped or made-up IBAN, whose digit groups are no
+    phone either."""
     text, start = match.string, match.start()
     length = IBAN_LENGTHS.get(match.group()[:2].upper())
     if length is None:
@@ -307,12 +307,19 @@ def find(text: str) -> list[Finding]:
     the same characters, the one earlier in KINDS keeps them."""
     taken = bytearray(len(text))
     found: list[Finding] = []
+    #: IBAN near-misses: their digit groups are read as no phone, but a Luhn-valid card
+    #: after a stray `DE89` is still a card
+    near: list[tuple[int, int]] = []
     for kind, pattern, read in _READERS:
-        for start, end, real in _spans(pattern, read, text):
-            if taken.find(1, start, end) == -1:
+        if kind == "phone":
+            for start, end in near:
                 taken[start:end] = b"\x01" * (end - start)
-                if real:
-                    found.append(Finding(kind, start, end))
+        for start, end, real in _spans(pattern, read, text):
+            if not real:
+                near.append((start, end))
+            elif taken.find(1, start, end) == -1:
+                taken[start:end] = b"\x01" * (end - start)
+                found.append(Finding(kind, start, end))
     found.sort(key=lambda finding: finding.start)
     return found
 

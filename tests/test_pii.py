@@ -88,6 +88,8 @@ VECTORS: list[tuple[str, list[tuple[str, str]]]] = [
     ("fr14 2004 1010 0505 0001 3m02 606", [("iban", "fr14 2004 1010 0505 0001 3m02 606")]),
     ("DE88 3704 0044 0532 0130 00", []),  # wrong check digits: and its digits are no phone
     ("DE89 3704 0044 0532 0130 0", []),  # one character short of Germany's 22
+    # A stray IBAN-like prefix keeps no phone, but a Luhn-valid card after it is a card.
+    ("DE89 4111 1111 1111 1111", [("card", "4111 1111 1111 1111")]),
     ("DE89370400440532013000X", []),  # runs on into a word
     ("ZZ89370400440532013000", []),  # no such country
     # --- IP
