@@ -46,12 +46,13 @@ COMPARED_KEYS = frozenset(
 #: keys that decide no verdict, each for a reason: how many calls run at once; where the
 #: outputs come from (the pull request's own claim either way); warnings only; the drift
 #: job; the input shape `casegate add` gives its drafts (gate.grow.shape), which no run
-#: reads. (`calibration`, the judge's bar, decides none either, but is compared below: a
+#: reads; what `casegate add` drops from production data (`privacy`: no check reads it).
+#: (`calibration`, the judge's bar, decides none either, but is compared below: a
 #: lower bar silences every later report's warnings.) `mode` is not one (live gives the
 #: pull request's code the network), nor `history` (whose file, once merged, every later
 #: report trusts): changing them loosens.
 NO_VERDICT_KEYS = frozenset(
-    {"concurrency", "recordings", "baseline_max_age_days", "drift", "input_schema"}
+    {"concurrency", "recordings", "baseline_max_age_days", "drift", "input_schema", "privacy"}
 )
 
 

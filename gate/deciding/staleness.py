@@ -22,11 +22,12 @@ from gate.suite.config import Config, LoadedConfig
 from gate.yamlfile import printable
 
 #: keys that change no verdict: how fast, what is only warned about, how the system is
-#: reached (its transport settings and labels, which recordings ignore too), and whether a
-#: pull request's changed recordings are made again first (`verify`)
+#: reached (its transport settings and labels, which recordings ignore too), whether a
+#: pull request's changed recordings are made again first (`verify`), and what `casegate
+#: add` drops from production data (`privacy`)
 NOT_MEASURED = frozenset(
     {"concurrency", "baseline_max_age_days", "drift", "recordings.max_age_days", "history"}
-    | {"verify"}
+    | {"verify", "privacy"}
     | {f"system.{key}" for key in TRANSPORT_KEYS}
 )
 REFRESH = "refresh it with `casegate baseline` (the Action's `command: baseline`)"

@@ -527,6 +527,12 @@ def test_keys_that_decide_no_verdict_are_not_ruler_changes(repo: Project, tmp_pa
     assert changes_after(repo, tmp_path, overrides) == []
 
 
+def test_privacy_settings_are_no_ruler_change(repo: Project, tmp_path: Path) -> None:
+    # `privacy.redact_keys` says what `casegate add` drops from production data; no check
+    # reads it, so no verdict can move with it (issue #24).
+    assert changes_after(repo, tmp_path, ("privacy.redact_keys=[ssn]",)) == []
+
+
 def test_leaving_a_cluster_loosens(repo: Project, tmp_path: Path) -> None:
     """Clusters widen the suite test's interval (issue #20); under a ruling the base's
     clusters are used, and a pull request that moves a case out of one is listed."""

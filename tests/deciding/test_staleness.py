@@ -267,6 +267,7 @@ def test_warning_only_settings_and_the_recordings_form_are_no_difference() -> No
         "recordings": {"path": "recordings/demo", "max_age_days": 30},
         "drift": {"max_flips": 3},
         "concurrency": 2,
+        "privacy": {"redact_keys": ["ssn"]},  # what `casegate add` drops: no check reads it
     }
     assert config_differences(before, after) == []
     moved = {**after, "recordings": {"path": "elsewhere", "max_age_days": 30}}
