@@ -42,12 +42,17 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 __all__ = [
+    "IBAN_LENGTHS",
     "KINDS",
     "MAX_DEPTH",
     "PLACEHOLDER",
+    "REDACTED_DEEP",
+    "REDACTED_KEY",
     "Finding",
     "Redaction",
     "find",
+    "iban_valid",
+    "luhn_valid",
     "redact",
     "redact_text",
 ]
@@ -58,8 +63,8 @@ KINDS: tuple[str, ...] = ("email", "iban", "card", "ip", "phone")
 PLACEHOLDER = {"email": "EMAIL", "phone": "PHONE", "card": "CARD", "iban": "IBAN", "ip": "IP"}
 #: the value of a key named in `privacy.redact_keys`, whatever it held (counted as "key")
 REDACTED_KEY = "<REDACTED_KEY>"
-#: what stands for a container nested deeper than MAX_DEPTH (counted as "deep"): unread,
-#: so it is not returned
+#: what stands for a container nested deeper than MAX_DEPTH, or holding itself (counted as
+#: "deep"): unread, so it is not returned
 REDACTED_DEEP = "<REDACTED_DEEP>"
 #: containers nested deeper than this are replaced whole, never recursed into
 MAX_DEPTH = 64
@@ -290,8 +295,8 @@ def _spans(
 ) -> Iterator[Span]:
     """Every span `read` takes. A match it passes over is searched again from its next
     character, not its end: `0000 4111 1111 1111 1111` fails Luhn as four groups from the
-    first, and holds a card from the second. A match is at most a hundred characters or so
-    and may start only at a token boundary, so this stays one pass."""
+    first, and holds a card from the second. Inside a token every pattern's start boundary
+    fails at once, so the search moves on to the next token: this stays one pass."""
     at = 0
     while (match := pattern.search(text, at)) is not None:
         span = read(match)
@@ -351,22 +356,26 @@ class _Redactor:
         self.next: collections.Counter[str] = collections.Counter()
         self.counts: collections.Counter[str] = collections.Counter()
 
+        #: the containers being walked, by id: one that holds itself is not walked again
+        self.path: set[int] = set()
+
     def reserve(self, value: Any, depth: int = 0) -> None:
         """Keep the numbers of placeholders already in `value`, so a new one never reuses
         them (redacting a redacted text again changes nothing)."""
-        if depth > MAX_DEPTH:
-            return
         if isinstance(value, str):
             for match in _PLACEHOLDERS.finditer(value):
                 word, number = match.groups()
                 self.next[word] = max(self.next[word], int(number))
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
+            return
+        if depth > MAX_DEPTH or id(value) in self.path:
+            return
+        if isinstance(value, Mapping | list | tuple):
+            self.path.add(id(value))
+            pairs = value.items() if isinstance(value, Mapping) else ((None, v) for v in value)
+            for key, item in pairs:
                 self.reserve(key, depth + 1)
                 self.reserve(item, depth + 1)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                self.reserve(item, depth + 1)
+            self.path.discard(id(value))
 
     def text(self, text: str) -> str:
         # Replacing can join what is left into a new finding (rarely: a number that a
@@ -394,11 +403,25 @@ class _Redactor:
         return name
 
     def value(self, value: Any, depth: int) -> Any:
-        if depth > MAX_DEPTH:
-            self.counts["deep"] += 1
-            return REDACTED_DEEP
         if isinstance(value, str):
             return self.text(value)
+        if isinstance(value, Mapping | list | tuple):
+            if depth >= MAX_DEPTH or id(value) in self.path:
+                self.counts["deep"] += 1
+                return REDACTED_DEEP
+            self.path.add(id(value))
+            try:
+                return self._container(value, depth)
+            finally:
+                self.path.discard(id(value))
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() <= 64:
+            # A card number stored as a JSON number is still one (a card has at most 19
+            # digits; a longer int is no card, and may be too long for str()).
+            redacted = self.text(str(value))
+            return value if redacted == str(value) else redacted
+        return value
+
+    def _container(self, value: Mapping[Any, Any] | list[Any] | tuple[Any, ...], depth: int) -> Any:
         if isinstance(value, Mapping):
             result = {}
             for key, item in value.items():
@@ -409,26 +432,21 @@ class _Redactor:
                     new_key = self.text(key) if isinstance(key, str) else key
                     result[new_key] = self.value(item, depth + 1)
             return result
-        if isinstance(value, list | tuple):
-            items = [self.value(item, depth + 1) for item in value]
-            return items if isinstance(value, list) else tuple(items)
-        if isinstance(value, int) and not isinstance(value, bool):
-            # A card number stored as a JSON number is still one.
-            redacted = self.text(str(value))
-            return value if redacted == str(value) else redacted
-        return value
+        items = [self.value(item, depth + 1) for item in value]
+        return items if isinstance(value, list) else tuple(items)
 
 
 def redact(value: Any, redact_keys: Collection[str] = ()) -> Redaction:
     """`value` with its personal data replaced by placeholders, and the counts per kind.
 
-    Walks strings, mappings (keys too), lists and tuples to MAX_DEPTH; an int that holds a
-    finding becomes the redacted string. The value of any mapping key named in
-    `redact_keys` (case-insensitive, at any depth) becomes `<REDACTED_KEY>` whole. The
-    same value gets the same placeholder throughout the call; placeholders already in
-    `value` keep their numbers, so `redact(redact(x).value)` changes nothing and counts
-    nothing. The input is not modified. Kinds counted: KINDS, "key", and "deep" (a
-    container nested past MAX_DEPTH, replaced unread by `<REDACTED_DEEP>`).
+    Walks strings, mappings (keys too), lists and tuples, MAX_DEPTH containers deep; an
+    int that holds a finding becomes the redacted string. The value of any mapping key
+    named in `redact_keys` (case-insensitive, at any depth) becomes `<REDACTED_KEY>`
+    whole. The same value gets the same placeholder throughout the call; placeholders
+    already in `value` keep their numbers, so `redact(redact(x).value, keys)` changes
+    nothing and counts only the keys it names again. The input is not modified. Kinds
+    counted: KINDS, "key", and "deep" (a container MAX_DEPTH containers down, or one that
+    holds itself: replaced unread by `<REDACTED_DEEP>`).
     """
     redactor = _Redactor(redact_keys)
     redactor.reserve(value)

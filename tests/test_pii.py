@@ -263,20 +263,38 @@ def test_new_placeholders_never_reuse_numbers_already_in_the_text() -> None:
     assert value == "<EMAIL_1> wrote to <EMAIL_2>"
 
 
+def nested(levels: int, inner: Any) -> Any:
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
 def test_hostile_nesting_is_cut_at_the_depth_limit_and_not_returned() -> None:
-    deep: Any = "ana@example.com"
-    for _ in range(pii.MAX_DEPTH + 50):
-        deep = [deep]
-    value, counts = redact(deep)
+    # MAX_DEPTH containers are read whole; the one below them is replaced unread.
+    value, counts = redact(nested(pii.MAX_DEPTH, "ana@example.com"))
+    assert value == nested(pii.MAX_DEPTH, "<EMAIL_1>") and counts == {"email": 1}
+    value, counts = redact(nested(pii.MAX_DEPTH + 1, "ana@example.com"))
+    assert value == nested(pii.MAX_DEPTH, pii.REDACTED_DEEP)
     assert counts == collections.Counter({"deep": 1})
-    assert "ana@example.com" not in repr(value)
-    assert pii.REDACTED_DEEP in repr(value)
+    # Far deeper than Python's recursion limit: still no RecursionError, nothing returned.
+    value, counts = redact({"a": nested(100_000, "ana@example.com")})
+    assert "ana@example.com" not in repr(value) and counts == {"deep": 1}
+
+
+def test_a_value_that_holds_itself_is_cut_where_it_comes_round() -> None:
     cyclic: list[Any] = ["ana@example.com"]
     cyclic.append(cyclic)
     value, counts = redact(cyclic)
-    # Lists at depths 0 to MAX_DEPTH are read, so their strings at 1 to MAX_DEPTH are; the
-    # string and the list one level deeper are replaced unread.
-    assert counts == collections.Counter({"email": pii.MAX_DEPTH, "deep": 2})
+    assert value == ["<EMAIL_1>", pii.REDACTED_DEEP]
+    assert counts == collections.Counter({"email": 1, "deep": 1})
+    shared = ["ana@example.com"]  # the same list twice, side by side, is no cycle
+    assert redact([shared, shared]).value == [["<EMAIL_1>"], ["<EMAIL_1>"]]
+
+
+def test_numbers_are_read_as_text_up_to_a_card_s_length() -> None:
+    assert redact({"card": 4111111111111111, "n": 12}).value == {"card": "<CARD_1>", "n": 12}
+    huge = 10**5000  # str() of it raises ValueError (Python's 4,300-digit limit)
+    assert redact([huge, 2.5, None]).value == [huge, 2.5, None]
 
 
 def test_a_megabyte_of_adversarial_text_is_read_in_one_pass() -> None:
