@@ -428,3 +428,39 @@ def test_an_iban_of_every_registered_length_is_found_spaced_or_not(country: str)
     spaced = " ".join(iban[i : i + 4] for i in range(0, len(iban), 4))
     for written in (iban, spaced):
         assert found(f"pay to {written}, thanks") == [("iban", written)]
+
+
+def test_a_logged_request_reads_as_before_with_its_people_taken_out() -> None:
+    # What `casegate add` will hand over: ids, timestamps, versions and amounts stay.
+    log = {
+        "request_id": "req_01HZX3K9V7",
+        "timestamp": "2026-12-03T10:15:30.123Z",
+        "headers": {
+            "Authorization": "Bearer sk-abc",
+            "X-Forwarded-For": "203.0.113.7, 10.0.0.2",
+            "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0.6099.109",
+        },
+        "messages": [
+            "Hi, I'm Ana (ana.lopez@example.es, +34 612 34 56 78). Order #A-10293 from "
+            "03/12/2026 never arrived. Refund to ES91 2100 0418 4502 0005 1332 please.",
+            "Refunded €49.99 to ES91 2100 0418 4502 0005 1332. Ref 2026-12-03-00042. "
+            "Call 1-800-555-0199 ext 3 if needed.",
+        ],
+        "version": "v1.2.3.4",
+        "build": "10.0.19041.1",
+    }
+    value, counts = redact(log, ["authorization"])
+    assert value == {
+        **log,
+        "headers": {
+            "Authorization": "<REDACTED_KEY>",
+            "X-Forwarded-For": "<IP_1>, <IP_2>",
+            "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0.6099.109",
+        },
+        "messages": [
+            "Hi, I'm Ana (<EMAIL_1>, <PHONE_1>). Order #A-10293 from "
+            "03/12/2026 never arrived. Refund to <IBAN_1> please.",
+            "Refunded €49.99 to <IBAN_1>. Ref 2026-12-03-00042. Call <PHONE_2> if needed.",
+        ],
+    }
+    assert counts == collections.Counter({"ip": 2, "phone": 2, "iban": 2, "email": 1, "key": 1})
