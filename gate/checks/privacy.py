@@ -10,7 +10,9 @@ from gate.checks.base import CheckSpecError, Judge, Modifiers, Subject, Verdict,
 
 
 def no_pii(name: str, arg: Any, modifiers: Modifiers) -> Judge:
-    """`no_pii: true` (every kind gate.pii finds) or `no_pii: [email, card]`.
+    """The output holds no personal data: `true`, or the kinds to look for (`[email, card]`).
+
+    `true` looks for every kind gate.pii finds (email, iban, card, ip, phone).
 
     Fails naming the kinds and how many of each were found, never the values: a reason is
     printed in reports and pull-request comments, where the data must not travel. Score: 1
