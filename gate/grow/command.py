@@ -7,12 +7,14 @@ write: `_redacted` sees every exchange before anything of it is shown or written
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gate.grow.exchange import Exchange, SourceError
+from gate.grow.exchange import Exchange, Message, SourceError
 from gate.reporting.show import one_line
 
 SOURCES = ("from_results", "from_log", "from_otel", "from_langsmith", "from_langfuse")
@@ -23,6 +25,12 @@ SOURCES = ("from_results", "from_log", "from_otel", "from_langsmith", "from_lang
 NO_TEXT = (
     "without message text, left out: the instrumentation recorded no content (for "
     "OpenTelemetry, set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
+)
+
+
+NOT_REDACTED = (
+    "casegate: warning: --no-redact: the drafts hold the source's text as it was, personal "
+    "data included (emails, phone numbers, cards, IBANs, IP addresses, privacy.redact_keys)"
 )
 
 
@@ -104,19 +112,63 @@ def add_parser(subparsers: Any) -> None:
     )
     add.add_argument("--dry-run", action="store_true", help="print the YAML; write nothing")
     add.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="keep personal data (emails, phones, cards, IBANs, IPs, privacy.redact_keys)",
+    )
+    add.add_argument(
         "--force", action="store_true", help="add a near-duplicate of an existing case"
     )
     options.config_option(add)
     add.set_defaults(handler=options.deferred("gate.grow.command", "cmd_add"))
 
 
-def _redacted(exchange: Exchange, loaded: Any) -> Exchange:
+def _redacted(exchange: Exchange, loaded: Any, tally: Counter[str]) -> Exchange:
     """The exchange with personal data taken out before anything is shown or written.
 
-    wired to gate.pii.redact by the lead: every text field of the exchange (messages,
-    output, fields, metadata, error) goes through it here, and nowhere else.
+    Every text of the exchange (messages, output, tool calls, error, flag, named fields,
+    metadata) goes through gate.pii.redact in one call, so one address is one placeholder
+    throughout the exchange, and the values of `privacy.redact_keys` go whole. The counts
+    are added to `tally`, which the command reports. Here, and nowhere else.
     """
-    return exchange
+    from gate.pii import redact
+
+    keys = loaded.config.privacy.redact_keys
+    found = redact(
+        {
+            "messages": [message.text for message in exchange.messages],
+            "output": exchange.output,
+            "tool_calls": list(exchange.tool_calls),
+            "error": exchange.error,
+            "flagged": exchange.flagged,
+            "fields": dict(exchange.fields),
+            "metadata": dict(exchange.metadata),
+        },
+        keys,
+    )
+    tally.update(found.counts)
+    clean = found.value
+    return dataclasses.replace(
+        exchange,
+        messages=tuple(
+            Message(message.role, text)
+            for message, text in zip(exchange.messages, clean["messages"], strict=True)
+        ),
+        output=clean["output"],
+        tool_calls=tuple(clean["tool_calls"]),
+        error=clean["error"],
+        flagged=clean["flagged"],
+        fields=clean["fields"],
+        metadata=clean["metadata"],
+    )
+
+
+def _redaction_said(tally: Counter[str], read: int) -> str:
+    """What was taken out, by kind and count (never a value): one line for stderr."""
+    if not tally:
+        return f"redacted: nothing found in {read} record(s) (gate.pii; privacy.redact_keys)"
+    shown = ", ".join(f"{count} {kind}" for kind, count in sorted(tally.items()))
+    return f"redacted from {read} record(s) before drafting: {shown}"
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -129,7 +181,13 @@ def cmd_add(args: argparse.Namespace) -> int:
     # Selected on the metadata as recorded (a redacted value would match no filter); nothing
     # of an exchange is shown or written before it is redacted.
     selected = select(_read(args), args.select, _source(args))
-    exchanges = [_redacted(e, loaded) for e in selected]
+    if args.no_redact:
+        exchanges = selected
+        print(NOT_REDACTED, file=sys.stderr)
+    else:
+        tally: Counter[str] = Counter()
+        exchanges = [_redacted(e, loaded, tally) for e in selected]
+        print(f"casegate: {_redaction_said(tally, len(exchanges))}", file=sys.stderr)
     if args.rank:
         from gate.grow.adding import add_ranked
 
@@ -247,7 +305,12 @@ def _from_results(args: argparse.Namespace, loaded: Any, cases: list[Any]) -> in
     from gate.grow.fromresults import read_failure
 
     failure = read_failure(args.from_results, args.source_case, cases)
-    failure = type(failure)(
-        failure.case, failure.failed, _redacted(failure.exchange, loaded), failure.origin
-    )
+    if args.no_redact:
+        print(NOT_REDACTED, file=sys.stderr)
+    else:
+        tally: Counter[str] = Counter()
+        failure = type(failure)(
+            failure.case, failure.failed, _redacted(failure.exchange, loaded, tally), failure.origin
+        )
+        print(f"casegate: {_redaction_said(tally, 1)}", file=sys.stderr)
     return add_failure(args, loaded, cases, failure)

@@ -311,7 +311,7 @@ def test_every_exchange_passes_the_one_redaction_step_before_it_is_written(
     from gate.grow import command
     from gate.grow.exchange import Exchange, Message
 
-    def redacted(exchange: Exchange, loaded: object) -> Exchange:
+    def redacted(exchange: Exchange, loaded: object, tally: object) -> Exchange:
         return dataclasses.replace(
             exchange,
             messages=tuple(Message(m.role, f"[redacted] {m.text}") for m in exchange.messages),
@@ -346,5 +346,44 @@ def test_the_readme_documents_every_option_of_add() -> None:
         for flag in action.option_strings
         if flag.startswith("--") and flag != "--help"
     }
-    assert len(flags) == 18
+    assert len(flags) == 19
     assert sorted(flag for flag in flags if flag not in section) == []
+
+
+def test_add_redacts_personal_data_and_says_how_much_by_kind(
+    suite: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite.write_config(privacy={"redact_keys": ["customer_ref"]})
+    line = {
+        "request": {
+            "model": "gpt-4.1-mini",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": "I am jane.doe@example.com, call +44 20 7946 0958; card "
+                    "4111 1111 1111 1111 was charged twice, mail jane.doe@example.com",
+                }
+            ],
+        },
+        "response": {
+            "choices": [
+                {"message": {"role": "assistant", "content": "Noted, jane.doe@example.com"}}
+            ]
+        },
+        "metadata": {"customer_ref": "CUST-99812", "env": "prod"},
+    }
+    log = tmp_path / "pii.jsonl"
+    log.write_text(json.dumps(line) + "\n")
+    assert main(["add", "--from-log", str(log), "--line", "1", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    for secret in ("jane.doe@example.com", "7946", "4111", "CUST-99812"):
+        assert secret not in captured.out and secret not in captured.err
+    assert "<EMAIL_1>" in captured.out and "<CARD_1>" in captured.out
+    assert "<EMAIL_2>" not in captured.out  # one address, one placeholder throughout
+    assert "redacted from 1 record(s) before drafting: 1 card, 3 email, 1 key, 1 phone" in (
+        captured.err
+    )
+    # --no-redact keeps the text, and says so.
+    assert main(["add", "--from-log", str(log), "--line", "1", "--dry-run", "--no-redact"]) == 0
+    kept = capsys.readouterr()
+    assert "jane.doe@example.com" in kept.out and "--no-redact" in kept.err
