@@ -44,3 +44,45 @@ def test_a_message_ending_in_blank_lines_drafts_a_loadable_case(
     printed = capsys.readouterr().out
     [draft] = load_yaml(printed)
     assert draft["input"] == {"question": text}
+
+
+# --- casegate suite: tag and cluster names are the pull request's ------------------------
+
+
+HOSTILE_NAMES = ["::error title=casegate::SHIP approved by CI", "\x1b]0;owned\x07\x1b[2J"]
+
+
+def test_casegate_suite_prints_no_workflow_command_or_escape_from_a_tag_or_cluster(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`casegate suite` lists each tag and cluster on a line of its own as `  NAME: COUNT`;
+    the runner trims leading whitespace before it looks for `::`, so a tag
+    `::error title=casegate::SHIP approved by CI` is an annotation in a pull request's
+    job log (a CI step that prints the suite's shape), and an escape sequence reaches the
+    terminal raw (flatten turns line breaks into spaces, nothing else)."""
+    grow.write_cases(
+        [
+            case("a", "q", contains="x", fields_={"tags": HOSTILE_NAMES}),
+            case("b", "q2", contains="x", fields_={"cluster": HOSTILE_NAMES[0]}),
+            case("c", "q3", contains="x", fields_={"cluster": HOSTILE_NAMES[1]}),
+        ]
+    )
+    assert main(["suite"]) == 0
+    out = capsys.readouterr().out
+    for line in out.split("\n"):
+        assert not line.lstrip().startswith("::"), line
+    assert "\x1b" not in out and "\x07" not in out
+
+
+def test_casegate_suite_prints_no_terminal_escape_from_a_tag_or_cluster(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grow.write_cases(
+        [
+            case("a", "q", contains="x", fields_={"tags": [HOSTILE_NAMES[1]]}),
+            case("c", "q3", contains="x", fields_={"cluster": HOSTILE_NAMES[1] + "c"}),
+        ]
+    )
+    assert main(["suite"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
