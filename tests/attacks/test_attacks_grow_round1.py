@@ -86,3 +86,66 @@ def test_casegate_suite_prints_no_terminal_escape_from_a_tag_or_cluster(
     assert main(["suite"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
+
+
+# --- input files: a file name is the pull request's text -----------------------------------
+
+from tests.attacks.test_attacks_input_files import (  # noqa: E402  (its fixtures)
+    _check,
+    _commit,
+    _reads,
+    base,
+    suite,
+)
+
+__all__ = ["base", "suite"]
+
+FORGED = "x\n::error title=casegate::SHIP approved by CI\n.txt"
+
+
+def test_an_input_file_name_cannot_forge_a_workflow_command_in_the_ruler_changes(
+    base: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`written_problem` refuses NUL and `\\`, not a line break; git commits a file name
+    with one, and `files_difference` puts the name raw into the ruler change, which
+    `check --base` prints on its own line: `::error …` then starts a line of the job log."""
+    base.write_text(f"tickets/{FORGED}", "refund please")
+    _reads(base, "tickets/a.txt", f"tickets/{FORGED}", critical=True)
+    assert main(["record", "--quiet"]) == 0
+    _commit(base)
+    capsys.readouterr()
+    code = main(["check", "--base", "main", "--out", "c.json"])
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert code == 1
+    assert "input_files changed" in out
+    for line in out.split("\n"):
+        assert not line.lstrip().startswith("::"), line
+
+
+# --- casegate add --rank: a hostile export must not hang it -------------------------------
+
+
+def test_rank_on_long_requests_that_share_a_word_finishes_quickly(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`clusters_of` compares every pair of texts in a bucket window (300 wide) with
+    `fuzz.ratio`, quadratic in their length even with a score cutoff. Texts are capped at
+    100,000 characters, but a pair that long still takes ~0.15-0.5 s: 12 such user messages
+    sharing their longest word take over 20 s; a 256 MB export holds ~2,500 of them,
+    every window 90,000 pairs (hours each). Production text is the attacker's: one user
+    who sends long messages stalls `add --rank` on the export."""
+    import random
+    import time
+
+    rng = random.Random(0)
+
+    def message() -> str:
+        words = ["".join(rng.choice("abcdefgh") for _ in range(5)) for _ in range(16_500)]
+        return "supercalifragilisticexpialidocious " + " ".join(words)
+
+    log = grow.root / "long.jsonl"
+    log.write_text("".join(_line(message()) for _ in range(12)))
+    started = time.perf_counter()
+    assert main(["add", "--from-log", str(log), "--rank", "--dry-run", "--force"]) == 0
+    assert time.perf_counter() - started < 5
