@@ -149,3 +149,29 @@ def test_rank_on_long_requests_that_share_a_word_finishes_quickly(
     started = time.perf_counter()
     assert main(["add", "--from-log", str(log), "--rank", "--dry-run", "--force"]) == 0
     assert time.perf_counter() - started < 5
+
+
+def test_an_input_that_holds_input_files_itself_is_refused_even_without_input_files(
+    suite: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README: "The case's `input` may not use the key `input_files` itself". The check
+    runs only for a case that also names `input_files:`; a case without it may hand its
+    system `input_files: {"tickets/a.txt": "/proc/self/environ"}`, a mapping the system is
+    told holds vetted paths inside the suite: no `..`/absolute/link check, no hash in the
+    recording key or the ruler (an edit of that file is no ruler change), and a system that
+    echoes what it reads puts the run's environment into the recording and the report.
+    (`casegate add` can write such an input: a LangSmith chain's named inputs are kept.)"""
+    suite.write_cases(
+        [case("a", "q", contains="refund", fields_={})]
+        + [
+            {
+                "id": "b",
+                "input": {"question": "q", "input_files": {"tickets/a.txt": "/proc/self/environ"}},
+                "expect": {"contains": "refund"},
+            }
+        ]
+    )
+    code = main(["validate"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "input.input_files" in err
