@@ -175,3 +175,53 @@ def test_an_input_that_holds_input_files_itself_is_refused_even_without_input_fi
     err = capsys.readouterr().err
     assert code == 2
     assert "input.input_files" in err
+
+
+# --- defended: documented so a regression shows --------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["./tickets/a.txt", "tickets//a.txt", "tickets/./a.txt"])
+def test_defended_an_edit_through_another_spelling_of_the_path_is_a_ruler_change(
+    base: Project, capsys: pytest.CaptureFixture[str], spelling: str
+) -> None:
+    base.write_text("tickets/a.txt", "refund denied")
+    _reads(base, spelling, critical=True)
+    assert main(["record", "--quiet"]) == 0
+    _commit(base)
+    capsys.readouterr()
+    code, out = _check(capsys)
+    assert code == 1
+    assert "input_files changed without a version bump: tickets/a.txt edited" in out
+
+
+def test_defended_moving_a_file_from_the_case_to_defaults_and_editing_it_is_a_ruler_change(
+    base: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    base.write_text("tickets/a.txt", "refund denied")
+    base.write_cases([case("a", "q", contains="refund", fields_={"critical": True})])
+    data = yaml.safe_load(base.config_path.read_text())
+    data["defaults"] = {"input_files": ["tickets/a.txt"]}
+    base.config_path.write_text(yaml.safe_dump(data))
+    assert main(["record", "--quiet"]) == 0
+    _commit(base)
+    capsys.readouterr()
+    code, out = _check(capsys)
+    assert code == 1
+    assert "tickets/a.txt edited" in out
+
+
+def test_defended_a_renamed_case_that_reads_an_edited_file_is_a_ruler_change(
+    base: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base.write_text("tickets/a.txt", "refund denied")
+    base.write_cases(
+        [case("a2", "q", contains="refund", fields_={"input_files": ["tickets/a.txt"]})]
+    )
+    assert main(["record", "--quiet"]) == 0
+    _commit(base)
+    capsys.readouterr()
+    code, out = _check(capsys)
+    assert code == 1
+    assert "critical case a: removed from the selection" in out
