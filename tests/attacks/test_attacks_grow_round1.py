@@ -225,3 +225,32 @@ def test_defended_a_renamed_case_that_reads_an_edited_file_is_a_ruler_change(
     code, out = _check(capsys)
     assert code == 1
     assert "critical case a: removed from the selection" in out
+
+
+# --- casegate add: secrets in production text ---------------------------------------------
+
+LIVE_KEY = "sk-proj-4f1c9d2b7a0e8c6b5d3a1f9e7c5b3a1d"
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_the_suites_own_api_key_quoted_in_a_log_never_reaches_the_draft(
+    grow: Project,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    dry_run: bool,
+) -> None:
+    """A request log that captured the key (a debug line, a user pasting it, an error the
+    provider echoed into the output) becomes a case file meant to be committed. gate.secrets
+    masks only keys casegate itself read with `read_key`; `add` reads none, so the key the
+    suite's config names (`OPENAI_API_KEY` here, the system's `api_key_env`) is written
+    verbatim into the draft's input and its `# the output was:` comment."""
+    monkeypatch.setenv("OPENAI_API_KEY", LIVE_KEY)
+    log = grow.root / "leaky.jsonl"
+    log.write_text(_line(f"my key {LIVE_KEY} fails", output=f"Invalid API key: {LIVE_KEY}"))
+    args = ["add", "--from-log", str(log), "--force"] + (["--dry-run"] if dry_run else [])
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    written = "".join(
+        p.read_text() for p in (grow.root / "cases").glob("*.yaml") if p.name != "cases.yaml"
+    )
+    assert LIVE_KEY not in captured.out + captured.err + written
