@@ -254,3 +254,32 @@ def test_the_suites_own_api_key_quoted_in_a_log_never_reaches_the_draft(
         p.read_text() for p in (grow.root / "cases").glob("*.yaml") if p.name != "cases.yaml"
     )
     assert LIVE_KEY not in captured.out + captured.err + written
+
+
+# --- casegate add: memory ------------------------------------------------------------------
+
+
+def test_a_source_within_the_size_limit_does_not_take_gigabytes(grow: Project) -> None:
+    """Sources are capped at 256 MB, but parsed whole: `{},` is 3 bytes of JSON and ~100
+    bytes of Python, so 32 MB of empty objects peaks at ~1 GB and the 256 MB the limit
+    allows at ~8.5 GB, past a GitHub runner's 7 GB (and most laptops' free memory): the
+    process is OOM-killed rather than refused with a `file:line` problem."""
+    import resource
+    import subprocess
+    import sys
+
+    count = 32 * 1024 * 1024 // 3
+    source = grow.root / "spans.json"
+    source.write_text('{"resourceSpans": [' + "{}," * count + "{}]}")
+    code = (
+        "import resource, sys\n"
+        "from gate.cli import main\n"
+        f"main(['add', '--from-otel', {str(source)!r}, '--dry-run', '--force'])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", code], cwd=grow.root, capture_output=True, text=True, check=False
+    )
+    peak_kb = int(finished.stdout.strip().splitlines()[-1])
+    assert resource.RUSAGE_SELF is not None
+    assert peak_kb < 400 * 1024, f"peak {peak_kb / 1024:.0f} MB for a 32 MB source"
