@@ -283,3 +283,22 @@ def test_a_source_within_the_size_limit_does_not_take_gigabytes(grow: Project) -
     peak_kb = int(finished.stdout.strip().splitlines()[-1])
     assert resource.RUSAGE_SELF is not None
     assert peak_kb < 400 * 1024, f"peak {peak_kb / 1024:.0f} MB for a 32 MB source"
+
+
+# --- history: {record: all} ----------------------------------------------------------------
+
+
+def test_defended_a_pull_request_that_turns_on_record_all_writes_no_history(
+    base: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    data = yaml.safe_load(base.config_path.read_text())
+    data["history"] = {"path": "history/h.jsonl", "record": "all"}
+    base.config_path.write_text(yaml.safe_dump(data))
+    _commit(base)
+    capsys.readouterr()
+    code, out = _check(capsys)
+    assert code == 1  # `history` changed: listed as loosening
+    assert "history: not recorded: a pull request's run" in out
+    assert not (base.root / "history" / "h.jsonl").exists()
