@@ -162,13 +162,13 @@ def test_an_input_that_holds_input_files_itself_is_refused_even_without_input_fi
     echoes what it reads puts the run's environment into the recording and the report.
     (`casegate add` can write such an input: a LangSmith chain's named inputs are kept.)"""
     suite.write_cases(
-        [case("a", "q", contains="refund", fields_={})]
-        + [
+        [
+            case("a", "q", contains="refund"),
             {
                 "id": "b",
                 "input": {"question": "q", "input_files": {"tickets/a.txt": "/proc/self/environ"}},
                 "expect": {"contains": "refund"},
-            }
+            },
         ]
     )
     code = main(["validate"])
