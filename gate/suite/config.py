@@ -75,35 +75,53 @@ BASELINE_FACTOR = 3
 
 
 class Config(_Strict):
+    #: the suite's name: letters, digits, `.`, `_` and `-`, at most 100; it names files
+    #: and the pull-request comment's marker
     suite: str
+    #: where the cases are: a file, a folder, a glob, or a list of them, relative to this file
     cases: list[str]
+    #: the system under test, the one part that churns: its provider and how to call it
     system: SystemConfig
+    #: samples per case (a case may set its own): 1 to 1000, or `auto` (drawn in rounds
+    #: while a verdict is open, see `adaptive`)
     samples: int | Literal["auto"] = Field(default=1)
+    #: the rounds of `samples: auto`: the first round's samples, each next round's, the most
     adaptive: AdaptiveConfig = Field(default_factory=AdaptiveConfig)
     #: samples per case a baseline is estimated from (Config.estimate_samples); None:
     #: three times a run's
     baseline_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
     #: derive every case's cluster (gate.deciding.noise.clusters); None: only declared ones
     clusters: ClustersConfig | None = None
+    #: a case passes when its share of passing samples reaches this (a case may override)
     min_pass_rate: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    #: calls in flight at once in live and record modes
     concurrency: int = Field(default=8, ge=1, le=256)
+    #: `replay` (from recordings, no calls), `record` (call and store), `live` (call only)
     mode: Mode = "replay"
     #: `changed`: a pull request's replayed check records again, live, the requests whose
     #: recordings the change added or changed (gate.pipeline.verify); read from the base
     verify: Literal["off", "changed"] = "off"
+    #: the recordings folder, or `{path, max_age_days}`; None: recordings/SUITE
     recordings: RecordingsConfig | None = None
+    #: the committed baseline results file the candidate is compared with
     baseline: str | None = None
+    #: the written gate rule: what blocks, at which level
     gate: GateConfig = Field(default_factory=GateConfig)
+    #: merged under every case: `expect`, `tags`, `samples`, `min_pass_rate`, `input_files`
     defaults: SuiteDefaults = Field(default_factory=SuiteDefaults)
     #: reports warn about a baseline older than this; None: never
     baseline_max_age_days: int | None = Field(default=30, ge=1, le=36500, strict=True)
+    #: per million tokens, by model name; casegate ships no prices
     pricing: dict[str, Price] = Field(default_factory=dict)
+    #: the pinned LLM judge (provider, model, prompt version, temperature); only when a
+    #: case asks for `judge` or a judged RAG metric
     judge: JudgePin | None = None
     #: what the judge's calibration must show before its verdicts are trusted
     calibration: CalibrationBar = Field(default_factory=CalibrationBar)
     #: the services `similar` (method embedding) and `moderation` measure with
     embeddings: EmbeddingsPin | None = None
     moderation: ModerationPin | None = None
+    #: `casegate drift`: how many verdict flips between replay and live it accepts
     drift: DriftConfig = Field(default_factory=DriftConfig)
     #: the held-out slice: sealed cases nobody reads while writing prompts (gate.holdout)
     holdout: HoldoutConfig | None = None

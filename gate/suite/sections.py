@@ -31,15 +31,25 @@ class SystemConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    #: a label for the system, shown in reports
     name: str
+    #: python, command, openai or anthropic (gate.systems' registry)
     provider: str
+    #: python: `module:callable` beside the config, called with (input, system)
     target: str | None = None
+    #: command: the program and its arguments; the case arrives as JSON on stdin
     command: list[str] | str | None = None
+    #: openai and anthropic: the model id (a dated id, not an alias)
     model: str | None = None
+    #: the system prompt as text (or `prompt_file`)
     prompt: str | None = None
+    #: the system prompt's file, relative to the config, inside the repository
     prompt_file: str | None = None
+    #: the user message: a Jinja2 template over the case's input (`{{ question }}`)
     message: str | None = None
+    #: the provider's request parameters (`temperature`, `max_tokens` …)
     params: dict[str, Any] = Field(default_factory=dict)
+    #: seconds a call may take; a timeout makes that case an error
     timeout_s: float = Field(default=60.0, gt=0)
 
 
@@ -63,20 +73,30 @@ class PassHatK(_Strict):
 
 
 class GateConfig(_Strict):
+    #: a critical case that passed on the baseline and fails on the candidate blocks
     block_on_critical_regression: bool = True
+    #: any critical case failing on the candidate blocks, even one that failed before
     block_on_critical_failure: bool = False
+    #: a candidate pass rate below the baseline's (less `tolerance`) blocks
     block_on_pass_rate_drop: bool = True
+    #: how far the pass rate may fall before `block_on_pass_rate_drop` counts it
     tolerance: float = Field(default=0.0, ge=0, le=1)
+    #: a case in error on the candidate blocks (an outage is never a pass)
     block_on_errors: bool = True
+    #: the largest rise in the cost per answer, as a share (0.2: 20%); None: off
     max_cost_increase: float | None = Field(default=None, ge=0)
+    #: the largest rise in p95 latency, as a share; None: off
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
     # With repeated samples (either run has a case with samples > 1): the chance that an
     # unchanged system is blocked, shared among the rules that test (gate.deciding.noise.level).
     alpha: float = Field(default=0.02, gt=0, lt=1)
     #: set: the critical cases are tested at this level of their own, beside `alpha`
     alpha_critical: float | None = Field(default=None, gt=0, lt=1)
+    #: a drop this large must be ruled out, or the verdict is inconclusive
     non_inferiority_margin: float = Field(default=0.03, ge=0, le=1)
+    #: what an inconclusive verdict does: ship (exit 0, with a warning) or block (exit 3)
     on_inconclusive: Literal["ship", "block"] = "ship"
+    #: live `check`: fresh samples drawn for each flagged regression before it blocks
     confirm_samples: int = Field(default=20, ge=2, le=1000)
     # A critical case that fails with no valid baseline verdict to compare against.
     block_on_critical_without_baseline: bool = True
