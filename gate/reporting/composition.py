@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gate.deciding.noise.clusters import cluster_of
-from gate.logsafe import flatten
+from gate.reporting.show import one_line
 from gate.suite.cases import Case
 from gate.suite.composition import RECENT_DAYS, Composition, composition
 
@@ -92,17 +93,26 @@ def text(found: Composition, holdout: str | None = None) -> str:
         + (f": {_names(found.recent)}" if found.recent else ": none"),
     ]
     if holdout is not None:
-        lines.append(f"and a held-out slice in {flatten(holdout)} (sealed: never counted here)")
+        lines.append(f"and a held-out slice in {_name(holdout)} (sealed: never counted here)")
     return "\n".join(lines)
 
 
+def _name(name: str) -> str:
+    """A tag, cluster or case name as the pull request wrote it, safe to print: control
+    characters escaped (no terminal escape), one line, and quoted when it starts with `:`
+    or a space, so no line of the output can begin a workflow command (`::error::`), which
+    the runner finds after leading spaces too."""
+    shown = one_line(name)
+    return json.dumps(shown) if shown.lstrip().startswith(":") or shown != shown.strip() else shown
+
+
 def _counted(pairs: tuple[tuple[str, int], ...]) -> list[str]:
-    shown = [f"  {flatten(name)}: {count}" for name, count in pairs[:LISTED]]
+    shown = [f"  {_name(name)}: {count}" for name, count in pairs[:LISTED]]
     if len(pairs) > LISTED:
         shown.append(f"  and {len(pairs) - LISTED} more")
     return shown
 
 
 def _names(names: tuple[str, ...]) -> str:
-    shown = ", ".join(flatten(name) for name in names[:LISTED])
+    shown = ", ".join(_name(name) for name in names[:LISTED])
     return shown + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")

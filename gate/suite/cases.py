@@ -282,8 +282,8 @@ def _read_input_files(
     case: Case, root: Path | None, cache: FileCache | None = None
 ) -> list[tuple[str | None, str]]:
     """`attach_input_files`, each problem with the path it is about (None: the case's)."""
-    if not case.input_files:
-        return []
+    # Before the early return: an input that carries `input_files` itself would hand the
+    # system paths nobody checked, hashed or compared with the base (the key is casegate's).
     if INPUT_FILES_KEY in case.input:
         return [
             (
@@ -292,6 +292,8 @@ def _read_input_files(
                 "names: rename that input key",
             )
         ]
+    if not case.input_files:
+        return []
     if root is None:
         return [(None, "input_files: this command cannot read input files (no config folder)")]
     cache = {} if cache is None else cache
