@@ -51,7 +51,7 @@ def test_the_text_lists_tags_clusters_unguarded_tags_and_recent_ids() -> None:
 
 def test_a_name_with_a_line_break_stays_on_its_line() -> None:
     shown = text(composition([make("a", tags=["one\ntwo"])], today=TODAY))
-    assert "  one two: 1" in shown
+    assert "  one\\ntwo: 1" in shown  # escaped onto its line, as `show` does
 
 
 def _report(**kwargs):  # type: ignore[no-untyped-def]
