@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gate import secrets
 from gate.grow.exchange import Exchange, Message, SourceError
 from gate.reporting.show import one_line
 
@@ -163,6 +166,46 @@ def _redacted(exchange: Exchange, loaded: Any, tally: Counter[str]) -> Exchange:
     )
 
 
+#: credentials by their published shapes (OpenAI and Anthropic keys, GitHub tokens, AWS
+#: access key ids, Slack tokens, JSON Web Tokens): a log that captured one (a debug line, a
+#: pasted key, an error echoing it) must not become a committed case. Always masked, even
+#: under --no-redact, which is about personal data.
+_SECRET_SHAPES = re.compile(
+    r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
+)
+
+
+def _without_secrets(exchange: Exchange, tally: Counter[str]) -> Exchange:
+    """The exchange with every credential masked: the keys the suite's config reads from
+    the environment (gate.secrets, announced by cmd_add) and any credential-shaped token."""
+
+    def clean(text: str | None) -> str | None:
+        if text is None:
+            return None
+        masked = _SECRET_SHAPES.sub(secrets.MASK, secrets.redact(text))
+        tally["secret"] += masked.count(secrets.MASK) - text.count(secrets.MASK)
+        return masked
+
+    def cleaned(text: str) -> str:
+        return clean(text) or ""
+
+    found = dataclasses.replace(
+        exchange,
+        messages=tuple(Message(m.role, cleaned(m.text)) for m in exchange.messages),
+        output=clean(exchange.output),
+        tool_calls=tuple(cleaned(call) for call in exchange.tool_calls),
+        error=clean(exchange.error),
+        flagged=clean(exchange.flagged),
+        fields={key: cleaned(value) for key, value in exchange.fields.items()},
+        metadata={key: cleaned(value) for key, value in exchange.metadata.items()},
+    )
+    if not tally["secret"]:
+        del tally["secret"]
+    return found
+
+
 def _redaction_said(tally: Counter[str], read: int) -> str:
     """What was taken out, by kind and count (never a value): one line for stderr."""
     if not tally:
@@ -176,18 +219,21 @@ def cmd_add(args: argparse.Namespace) -> int:
 
     _check_arguments(args)
     loaded, cases = load_project(args.config)
+    # The keys the suite reads are masked wherever a source quotes them (_without_secrets).
+    secrets.announce_keys(loaded.as_dict(), os.environ)
     if args.from_results is not None:
         return _from_results(args, loaded, cases)
     # Selected on the metadata as recorded (a redacted value would match no filter); nothing
     # of an exchange is shown or written before it is redacted.
     selected = select(_read(args), args.select, _source(args))
+    tally: Counter[str] = Counter()
+    selected = [_without_secrets(e, tally) for e in selected]
     if args.no_redact:
         exchanges = selected
         print(NOT_REDACTED, file=sys.stderr)
     else:
-        tally: Counter[str] = Counter()
         exchanges = [_redacted(e, loaded, tally) for e in selected]
-        print(f"casegate: {_redaction_said(tally, len(exchanges))}", file=sys.stderr)
+    print(f"casegate: {_redaction_said(tally, len(exchanges))}", file=sys.stderr)
     if args.rank:
         from gate.grow.adding import add_ranked
 
@@ -305,12 +351,12 @@ def _from_results(args: argparse.Namespace, loaded: Any, cases: list[Any]) -> in
     from gate.grow.fromresults import read_failure
 
     failure = read_failure(args.from_results, args.source_case, cases)
+    tally: Counter[str] = Counter()
+    exchange = _without_secrets(failure.exchange, tally)
     if args.no_redact:
         print(NOT_REDACTED, file=sys.stderr)
     else:
-        tally: Counter[str] = Counter()
-        failure = type(failure)(
-            failure.case, failure.failed, _redacted(failure.exchange, loaded, tally), failure.origin
-        )
-        print(f"casegate: {_redaction_said(tally, 1)}", file=sys.stderr)
+        exchange = _redacted(exchange, loaded, tally)
+    failure = type(failure)(failure.case, failure.failed, exchange, failure.origin)
+    print(f"casegate: {_redaction_said(tally, 1)}", file=sys.stderr)
     return add_failure(args, loaded, cases, failure)

@@ -169,6 +169,10 @@ def render(drafts: list[Draft], header: list[str]) -> str:
                 {key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**31
             )
             body = _MARKS.sub(lambda mark: f"\\u{ord(mark[0]):04x}", body)
-            for number, text in enumerate(body.rstrip("\n").split("\n")):
+            # A text ending in blank lines is dumped as a `|+` block, which PyYAML closes
+            # with a `...` document end: inside the list it would end the file there. The
+            # blank lines themselves are the text's and stay (only the last newline goes).
+            body = body.removesuffix("...\n").removesuffix("\n")
+            for number, text in enumerate(body.split("\n")):
                 lines.append(("- " if index == 0 and number == 0 else "  ") + text)
     return "\n".join(lines) + "\n"

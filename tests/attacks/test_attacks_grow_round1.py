@@ -30,7 +30,7 @@ def grow(project: Project) -> Project:
 # --- casegate add: the draft must read back as what was drafted -----------------------------
 
 
-@pytest.mark.parametrize("text", ["where is my order?\n\n", "\n", "a\n\n\n", "x\n \n\n"])
+@pytest.mark.parametrize("text", ["where is my order?\n\n", "a\n\n\n", "x\n \n\n", " ok\n\n\n\n"])
 def test_a_message_ending_in_blank_lines_drafts_a_loadable_case(
     grow: Project, capsys: pytest.CaptureFixture[str], text: str
 ) -> None:
@@ -44,6 +44,15 @@ def test_a_message_ending_in_blank_lines_drafts_a_loadable_case(
     printed = capsys.readouterr().out
     [draft] = load_yaml(printed)
     assert draft["input"] == {"question": text}
+
+
+def test_a_message_of_blank_lines_only_is_no_text_to_draft(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = grow.root / "blank.jsonl"
+    log.write_text(_line("\n\n"))
+    assert main(["add", "--from-log", str(log), "--dry-run", "--force"]) == 2
+    assert "without message text" in capsys.readouterr().err
 
 
 # --- casegate suite: tag and cluster names are the pull request's ------------------------
