@@ -22,6 +22,9 @@ from gate.yamlfile import printable
 MAX_SOURCE_BYTES = 256 * MB
 #: one JSONL line: a request with a long conversation and its tools is well under 1 MB
 MAX_LINE_BYTES = 8 * MB
+#: JSON objects and lists one source may hold (`documents`): about 300 MB once parsed at
+#: worst, and some 100,000 OpenTelemetry spans
+MAX_CONTAINERS = 3_000_000
 #: problems listed before the rest are counted
 MAX_PROBLEMS = 20
 
@@ -45,10 +48,21 @@ def read_source(path: Path) -> str:
     except OSError as exc:
         raise SourceError(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise SourceError(located(name, line, "not UTF-8 text; export it as JSON")) from None
+    # What a parsed value costs is its objects and lists (~100 bytes of Python each against
+    # 2 of JSON), not its bytes: 32 MB of `{},` took a gigabyte. Counted before parsing
+    # (an upper bound: a brace inside a string counts too), refused past the cap.
+    containers = text.count("{") + text.count("[")
+    if containers > MAX_CONTAINERS:
+        raise SourceError(
+            f"{name}: holds about {containers:,} JSON objects and lists, more than the "
+            f"{MAX_CONTAINERS:,} one source may (each costs memory once read): split it (one "
+            "export per day or per service) and add from each part"
+        )
+    return text
 
 
 #: a lone surrogate: JSON may escape one (`"\\ud800"`), Python holds it, but no file or
