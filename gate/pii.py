@@ -93,14 +93,18 @@ class Redaction(NamedTuple):
 _START = r"(?<![\w+])(?<!\w[-./])"
 _END = r"(?!\w)(?![-./]\w)"
 
+# Unicode word characters on both sides of the @: `ana.müller@exämple.de` and `张伟@…`
+# are addresses (internationalised mail), and an ASCII-only pattern redacted half of them.
 _EMAIL = re.compile(
-    r"(?<![\w.%+-])[\w.%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}(?![\w-])",
-    re.ASCII,
+    r"(?<![\w.%+-])[\w.%+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}(?![\w-])",
 )
+#: between a card's groups: a space, a dash or a dot, or up to three of any whitespace (a
+#: number wrapped across lines, or spaced twice); Luhn keeps this from finding ordinary text
+_GAP = r"(?:[ .-]|\s{1,3})"
 _CARD = re.compile(
     _START
     + r"(?:\d{13,19}"
-    + r"|\d{4}(?P<s>[ -])\d{4}(?P=s)\d{4}(?P=s)\d{4}(?:(?P=s)\d{1,3})?"
+    + rf"|\d{{4}}(?P<s>{_GAP})\d{{4}}{_GAP}\d{{4}}{_GAP}\d{{4}}(?:{_GAP}\d{{1,3}})?"
     + r"|\d{4}(?P<t>[ -])\d{6}(?P=t)\d{4,5})"
     + _END,
     re.ASCII,
@@ -121,6 +125,7 @@ _PHONE = re.compile(
     re.ASCII | re.IGNORECASE,
 )
 _DIGIT = re.compile(r"\d").search
+_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_SHAPE = re.compile(r"\d{2}[ .-]\d{2}[ .-]\d{4}")
 #: file name suffixes that are no top-level domain: `logo@2x.png` is an image, not an address
@@ -188,7 +193,9 @@ def _card(match: re.Match[str]) -> Span | None:
     if luhn_valid(digits):
         return start, end, True
     if match.group("s") and len(digits) > 16 and luhn_valid(digits[:16]):
-        return start, start + 19, True  # 4-4-4-4 and a short number after it, not part of it
+        # 4-4-4-4 and a short number after it, not part of it: the card ends at its 16th digit
+        sixteenth = [i for i, char in enumerate(match.group()) if char.isdigit()][15]
+        return start, start + sixteenth + 1, True
     return None
 
 
@@ -310,6 +317,9 @@ def _spans(
 def find(text: str) -> list[Finding]:
     """The personal data in `text`, in order, never overlapping: where two detectors claim
     the same characters, the one earlier in KINDS keeps them."""
+    # No-break and narrow spaces (HTML-derived text, French typography) read as spaces; one
+    # character for one, so every position found is a position in `text`.
+    text = text.translate(_SPACES)
     taken = bytearray(len(text))
     found: list[Finding] = []
     #: IBAN near-misses: their digit groups are read as no phone, but a Luhn-valid card

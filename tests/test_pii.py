@@ -78,7 +78,7 @@ VECTORS: list[tuple[str, list[tuple[str, str]]]] = [
     ("123456789012", []),  # 12 digits: too short for a card
     ("41111111111111111111", []),  # 20 digits: too long, and no card inside it is cut out
     ("4111 1111 1111", []),  # three groups
-    ("4111 1111-1111 1111", []),  # mixed separators
+    ("4111 1111-1111 1111", [("card", "4111 1111-1111 1111")]),  # mixed separators: still a card
     ("https://x.com/pay/4111111111111111", []),  # a URL path segment
     ("3.14159265358979323", []),  # decimals
     # --- IBAN (mod 97)
