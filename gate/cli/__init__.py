@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gate import __version__, importers
-from gate.cli import composition, recordings
+from gate.cli import composition, recordings, viewing
 from gate.cli.comparing import _silence_stdout, cmd_compare, cmd_gate
 from gate.cli.running import (
     cmd_baseline,
@@ -207,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_parser(commands)
     recordings.add_parser(commands)
     show.add_parser(commands)
+    viewing.add_parser(commands)
     drift.add_parser(commands)
     importers.add_parser(commands)
     grow.add_parser(commands)

@@ -300,3 +300,27 @@ def trusted_notes(
         return HistoryNotes(source="", problem=f"the history export: {exc.strerror or exc}")
     label = "this change" if ruling is not None else "candidate"
     return notes_for(comparison, candidate, export, source, candidate_label=label)
+
+
+def run_notes(results: RunResults, loaded: LoadedConfig) -> HistoryNotes | None:
+    """What the working copy's export says about one run with no baseline (`casegate view
+    RESULTS`): its recent trend and the run itself; None when there is no export."""
+    export, source = trusted_export(loaded, None)
+    if export is None or not export.is_file() or loaded.config.suite != results.suite:
+        return None
+    itself = (results.config_hash, results.created_at)
+    try:
+        with Store.opened(export, None) as store:
+            everything = [
+                point
+                for point in queries.trend(store, results.suite)
+                if (point.config_hash, point.created_at) != itself
+            ]
+    except CasegateError as exc:
+        return HistoryNotes(source=source, problem=exc.problems[0])
+    return HistoryNotes(
+        source=source,
+        runs=len(everything),
+        trend=everything[-TREND_RUNS:],
+        candidate=Point("this run", results.summary.pass_rate, results.summary.cost_usd),
+    )
