@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.dev-installed
 
-.PHONY: demo demo-rag test test-fast lint typecheck docs unit bench bench-stats container-test clean
+.PHONY: demo demo-rag test test-fast lint typecheck docs unit bench bench-stats container-test browser-test clean
 
 $(RUNTIME): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -83,11 +83,11 @@ typecheck: $(STAMP)
 # on 2 cores 4 workers finish in 0.8x the time of 2 (6 were slower again).
 WORKERS := $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 unit: $(STAMP)
-	$(BIN)/pytest -n $(WORKERS)
+	$(BIN)/pytest -n $(WORKERS) -m "not browser"
 
 # The inner loop: lint, types and every test but the end-to-end attack suites.
 test-fast: lint typecheck
-	$(BIN)/pytest -n $(WORKERS) -m "not slow"
+	$(BIN)/pytest -n $(WORKERS) -m "not slow and not browser"
 
 bench: $(STAMP)
 	$(BIN)/python bench/replay_speed.py
@@ -106,6 +106,14 @@ requirements.lock: pyproject.toml constraints.txt
 # Build the Action's image and run it as the runner does, on a Docker engine started by hand.
 container-test: $(STAMP)
 	$(BIN)/python tests/container/run.py
+
+# The HTML viewer in Debian's headless Chromium (tests/reporting/browser/), opened from
+# file:// as from a CI artifact; installs chromium and its driver when missing (as root).
+browser-test: $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends chromium chromium-driver; }
+	$(BIN)/pytest -p no:xdist -m browser tests/reporting/browser
 
 clean:
 	rm -rf $(VENV) .casegate .pytest_cache .mypy_cache .ruff_cache

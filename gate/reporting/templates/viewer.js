@@ -47,7 +47,9 @@
   function matches(c) {
     var words = search.value.trim().toLowerCase();
     if (words) {
-      var hay = [c.id, c.reason, c.kind].concat(c.tags).join(" ").toLowerCase();
+      var hay = [c.id, c.reason, c.kind].concat(c.tags, c.candidate.checks.map(function (k) {
+        return k.check + " " + k.reason;
+      })).join(" ").toLowerCase();
       if (hay.indexOf(words) === -1) { return false; }
     }
     if (tag.value && c.tags.indexOf(tag.value) === -1) { return false; }
