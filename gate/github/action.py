@@ -205,6 +205,7 @@ def check_outputs(outcome: Any, workspace: Path) -> dict[str, str]:
         "critical-regressions": str(len(comparison.critical(comparison.regressions))),
         "results-path": workspace_path(str(outcome.results_path), Path.cwd(), workspace),
         "report-path": workspace_path(str(outcome.report_path), Path.cwd(), workspace),
+        "viewer-path": workspace_path(str(outcome.viewer_path), Path.cwd(), workspace),
         "verified": str(len(outcome.verified)),
     }
 
@@ -343,6 +344,7 @@ def run_check(
         # What verification seals is bound to the pull request's head, which the baseline
         # refresh finds again after the merge.
         head=str((pull or {}).get("head", {}).get("sha") or environ.get("GITHUB_SHA") or ""),
+        link=run_link(environ),
     )
     for line in outcome.sandbox:
         print(line, flush=True)
@@ -399,6 +401,14 @@ def run_check(
     if inputs.fail_on == "never":
         return 0
     return int(outcome.verdict.exit_code)
+
+
+def run_link(environ: Mapping[str, str]) -> str | None:
+    """This workflow run's page, whose artifacts hold the HTML viewer (None outside one)."""
+    parts = [
+        environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    ]
+    return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
 
 
 def downloaded_parts(workspace: Path, folder_text: str) -> list[Path]:

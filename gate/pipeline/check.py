@@ -67,7 +67,7 @@ from gate.pipeline.verify import (
 from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.supervise import run_supervised
-from gate.reporting import report
+from gate.reporting import report, viewer
 from gate.reporting.composition import composition_of
 from gate.results import CaseOutputs, RunResults, read_results, write_results
 from gate.secrets import hide_from_proc
@@ -86,6 +86,8 @@ class CheckOutcome:
     verdict: Verdict | None = None
     report_path: Path | None = None
     markdown: str = ""
+    #: the HTML viewer, beside the markdown report (gate.reporting.viewer)
+    viewer_path: Path | None = None
     #: what the supervised run printed, when captured
     output: str = ""
     #: which protections the run had (gate.produce.sandbox), for the log
@@ -162,6 +164,7 @@ def check(
     sandbox: SandboxMode = "auto",
     verify: str | None = None,
     head: str | None = None,
+    link: str | None = None,
 ) -> CheckOutcome:
     """Ground, produce and judge, compare, decide, report: the check every pull request gets.
 
@@ -172,7 +175,8 @@ def check(
     merged (gate.produce.merge). Either way the gate judges every output once. With a
     shard in `selection`, the run is one part: judged and written, never compared or gated.
     `head` is the commit under test (a pull request's head): what verification sealed is
-    written beside the results bound to it.
+    written beside the results bound to it. `link` is where the report's reader finds the
+    HTML viewer (the Action: the run's artifacts), said in the markdown report.
     """
     # The supervised run never gets the slice's key; nor may it read it where the kernel
     # shows this process's starting environment.
@@ -241,16 +245,24 @@ def check(
     suite = composition_of(loaded, cases)
     selected = selection is not None and selection.filtered
     markdown = report.markdown_report(
-        comparison, verdict, marker=marker, composition=suite, selected=selected
+        comparison, verdict, marker=marker, composition=suite, selected=selected, link=link
     )
     write_text(report_path, markdown)
+    viewer_path = viewer_beside(report_path)
+    viewer.write_page(viewer_path, viewer.comparison_page(comparison, verdict))
     # A complete run outside a pull request joins the history when `record: all` asks.
     recorded = record_run(loaded, cases, candidate, ruled=ruling is not None, environ=environ)
     return CheckOutcome(
-        candidate, out, comparison, verdict, report_path, markdown,
+        candidate, out, comparison, verdict, report_path, markdown, viewer_path,
         output=judged.output, sandbox=judged.said, verified=verified.recorded,
         manifest=manifest, history=recorded,
     )  # fmt: skip
+
+
+def viewer_beside(report_path: Path) -> Path:
+    """`SUITE-report.md` → `SUITE-report.html` (a report already named .html keeps its name)."""
+    page = report_path.with_suffix(".html")
+    return page if page != report_path else report_path.with_name(report_path.name + ".view.html")
 
 
 def read_ground(

@@ -13,6 +13,7 @@ kept on one line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,14 @@ from gate.reporting.sections import (
 )
 from gate.results import CaseResult
 from gate.suite.composition import Composition
+
+#: the artifact the starter workflows upload the HTML viewer as (gate/scaffold/workflows)
+VIEWER_ARTIFACT = "casegate-viewer"
+#: a run's page on GitHub, as the Action builds it from the runner's variables: nothing
+#: else becomes a link in the comment
+_RUN_LINK = re.compile(
+    r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/actions/runs/[0-9]+"
+)
 
 #: answers up to this many characters (both sides together) are shown whole, each side on
 #: its own lines with the changed words marked; longer ones as their changed pieces, cut
@@ -257,10 +266,14 @@ def markdown_report(
     limit: int = COMMENT_LIMIT,
     composition: Composition | None = None,
     selected: bool = False,
+    link: str | None = None,
 ) -> str:
     """A pull-request comment: verdict, tables, then details; never over `limit`. With the
     suite's `composition`, a last line of its figures (never dropped to fit: it is short);
-    `selected` says they are of a `--case`/`--tag` selection."""
+    `selected` says they are of a `--case`/`--tag` selection. `link` is the page of the run
+    whose artifacts hold the HTML viewer (the Action's run): the head points to it, and so
+    does the note when the body is cut to fit."""
+    link = link if link is not None and _RUN_LINK.fullmatch(link) else None
     icon = {"block": "❌", "inconclusive": "⚠️"}.get(verdict.decision, "✅")
     head = []
     if marker:
@@ -303,6 +316,12 @@ def markdown_report(
         head.append("\n>\n".join(f"> ⚠️ {cell(note, 400)}" for note in notes))
     if verdict.instrument:
         head.append("\n>\n".join(f"> ℹ️ {cell(fact, 400)}" for fact in verdict.instrument))
+    if link is not None:
+        head.append(
+            f"🔎 Every case side by side, with its outputs, diffs and checks: the "
+            f"`{VIEWER_ARTIFACT}` artifact of [this run]({link}) (one HTML page; open it "
+            "in a browser)."
+        )
 
     # (priority, text): lower numbers are kept longest when the body must shrink.
     sections: list[tuple[int, str]] = []
@@ -420,7 +439,7 @@ def markdown_report(
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
         sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
     tail = footer(composition, selected=selected) if composition is not None else None
-    return _fit(head, sections, limit, tail)
+    return _fit(head, sections, limit, tail, link)
 
 
 def _regression_why(comparison: Comparison, case_id: str) -> str:
@@ -490,7 +509,11 @@ def _first_output(case: CaseResult | None) -> str | None:
 
 
 def _fit(
-    head: list[str], sections: list[tuple[int, str]], limit: int, tail: str | None = None
+    head: list[str],
+    sections: list[tuple[int, str]],
+    limit: int,
+    tail: str | None = None,
+    link: str | None = None,
 ) -> str:
     def render(kept: list[tuple[int, str]], note: str | None) -> str:
         parts = head + [text for _, text in kept]
@@ -508,12 +531,18 @@ def _fit(
         worst = max(range(len(kept)), key=lambda k: (kept[k][0], k))
         kept.pop(worst)
         dropped += 1
+        where = (
+            f"The HTML viewer, the `{VIEWER_ARTIFACT}` artifact of [this run]({link}), shows "
+            "every case side by side; the run's results file (the `casegate-results` "
+            "artifact) holds them all too."
+            if link is not None
+            else "Every case is in the run's results file (the `casegate-results` artifact "
+            "of the starter workflow): `casegate view RESULTS --baseline BASELINE` draws "
+            "them as one HTML page, and `casegate compare BASELINE RESULTS` lists them."
+        )
         body = render(
             kept,
-            f"_Truncated: {dropped} section(s) left out to fit GitHub's comment "
-            "limit. Every case is in the run's results file (the `casegate-results` "
-            "artifact of the starter workflow); `casegate compare BASELINE RESULTS` shows "
-            "them all._",
+            f"_Truncated: {dropped} section(s) left out to fit GitHub's comment limit. {where}_",
         )
     if len(body) > limit:  # the head alone is too long: cut it between lines, say so
         kept_text = body[: limit - 80]

@@ -211,6 +211,9 @@ def test_check_end_to_end_on_the_example_suite(tmp_path: Path) -> None:
         cwd=REPO,
     )
     assert finished.returncode == 1, finished.stderr
+    # The HTML viewer beside the markdown report, with the same verdict.
+    page = report.with_suffix(".html").read_text()
+    assert '"decision":"block"' in page and "complaint-no-invented-discount" in page
     baseline = json.loads((REPO / "baselines" / "support.json").read_text())
     candidate = json.loads(out.read_text())
     assert candidate["summary"]["pass_rate"] >= baseline["summary"]["pass_rate"]

@@ -138,6 +138,8 @@ def action_env(
         "GITHUB_EVENT_NAME": event_name,
         "GITHUB_EVENT_PATH": event_path,
         "GITHUB_REPOSITORY": "acme/shop",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": "4242",
         "GITHUB_API_URL": api_url,
         "GITHUB_OUTPUT": output,
         "GITHUB_STEP_SUMMARY": summary,

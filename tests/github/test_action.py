@@ -30,9 +30,17 @@ def test_first_run_creates_the_comment_and_a_second_updates_it(runner: Runner) -
     assert outputs["report-path"] == ".casegate/support-report.md"
     assert (runner.workspace / outputs["report-path"]).is_file()
     assert (runner.workspace / outputs["results-path"]).is_file()
+    # The HTML viewer beside the report, and the comment's link to the run's artifacts.
+    assert outputs["viewer-path"] == ".casegate/support-report.html"
+    page = (runner.workspace / outputs["viewer-path"]).read_text()
+    assert page.startswith("<!doctype html>") and '"decision":"block"' in page
     assert "casegate: **block**" in runner.summary()
     comments = runner.api.comments[7]
     assert len(comments) == 1 and marker_for("support") in comments[0]["body"]
+    assert (
+        "the `casegate-viewer` artifact of [this run](https://github.com/acme/shop/actions/runs/4242)"
+        in comments[0]["body"]
+    )
     # Annotations point at the case files' lines, relative to the repository.
     assert "::error file=cases/support/" in first.stdout
     assert (
@@ -50,6 +58,7 @@ def test_first_run_creates_the_comment_and_a_second_updates_it(runner: Runner) -
     everything += runner.summary() + json.dumps(runner.outputs())
     everything += "".join(p.read_text() for p in runner.workspace.rglob("*.json"))
     everything += "".join(p.read_text() for p in runner.workspace.rglob("*.md"))
+    everything += "".join(p.read_text() for p in runner.workspace.rglob("*.html"))
     assert TOKEN not in everything
 
 

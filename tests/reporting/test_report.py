@@ -78,6 +78,38 @@ def test_a_huge_output_is_truncated_under_the_comment_limit() -> None:
     assert "Truncated" in body
 
 
+RUN = "https://github.com/acme/shop/actions/runs/4242"
+
+
+def test_the_viewer_link_heads_the_comment_and_the_truncation_note_points_to_it() -> None:
+    huge = "x" * 100_000
+    before = run([result(f"c{i:03d}", "pass") for i in range(300)])
+    after = run([result(f"c{i:03d}", "fail", text=huge, reason=huge) for i in range(300)])
+    comparison = compare(before, after, GateConfig())
+    verdict = decide(comparison, GateConfig())
+    body = markdown_report(comparison, verdict, link=RUN)
+    assert len(body) <= 60_000
+    assert f"the `casegate-viewer` artifact of [this run]({RUN}) (one HTML page" in body
+    note = body[body.index("_Truncated: ") :]
+    assert f"The HTML viewer, the `casegate-viewer` artifact of [this run]({RUN})" in note
+    # Without a run (the CLI's check), the note names the command that draws the page.
+    plain = markdown_report(comparison, verdict)
+    assert "casegate-viewer" not in plain
+    assert "`casegate view RESULTS --baseline BASELINE` draws them" in plain
+
+
+def test_a_link_that_is_not_a_runs_page_is_left_out() -> None:
+    comparison = compare(run([result("a")]), run([result("a")]), GateConfig())
+    verdict = decide(comparison, GateConfig())
+    for link in (
+        "javascript:alert(1)",
+        "https://evil.example/x)](https://github.com",
+        f"{RUN}/../../pull/1",
+        "http://github.com/acme/shop/actions/runs/1",
+    ):
+        assert "casegate-viewer" not in markdown_report(comparison, verdict, link=link), link
+
+
 def test_verdict_line_and_sections() -> None:
     _, _, body = reports(
         [result("c", "pass", critical=True), result("f", "fail")],

@@ -294,7 +294,7 @@ def _step(name: str, uses: str) -> dict[str, Any]:
 def test_the_pull_request_run_uploads_the_report_and_nothing_else() -> None:
     steps = _steps("casegate-pull-request.yml")
     check = _step("casegate-pull-request.yml", "./")
-    upload, results, verified = [
+    upload, results, viewer, verified = [
         s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")
     ]
     assert steps.index(upload) == steps.index(check) + 1
@@ -308,6 +308,10 @@ def test_the_pull_request_run_uploads_the_report_and_nothing_else() -> None:
     assert results["with"]["name"] == "casegate-results"
     assert results["with"]["path"] == f"${{{{ steps.{check['id']}.outputs.results-path }}}}"
     assert "!cancelled()" in results["if"]
+    # The HTML viewer, which the comment links to (the run's artifacts page).
+    assert viewer["with"]["name"] == "casegate-viewer"
+    assert viewer["with"]["path"] == f"${{{{ steps.{check['id']}.outputs.viewer-path }}}}"
+    assert "!cancelled()" in viewer["if"]
     # What `verify: changed` recorded again, only when it recorded anything.
     assert verified["with"]["name"] == "casegate-verified-recordings"
     assert f"steps.{check['id']}.outputs.verified != '0'" in verified["if"]
