@@ -205,7 +205,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(outcome.candidate, args.junit, frozenset(outcome.comparison.regressions))
     print(report.text_report(outcome.comparison, outcome.verdict))
-    print(f"results: {outcome.results_path}\nreport: {outcome.report_path}")
+    print(
+        f"results: {outcome.results_path}\nreport: {outcome.report_path}\n"
+        f"viewer: {outcome.viewer_path} (one HTML page: open it in a browser)"
+    )
     if outcome.history is not None:
         print(f"casegate: {show.one_line(outcome.history)}", file=sys.stderr)
     _print_verbose(args, outcome.candidate)

@@ -114,6 +114,27 @@ def test_check_counts_regressions_and_fixes_on_the_slice(suite: Path) -> None:
     assert "1 regression(s), 1 fix(es)" in report
 
 
+def test_the_html_viewer_shows_the_slice_in_counts_and_never_a_held_out_case(
+    suite: Path,
+) -> None:
+    finished = casegate("check", "--set", "system.style=bad", cwd=suite, key=KEY_TEXT)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    viewed = casegate(
+        "view", ".casegate/s-results.json", "--baseline", "baselines/s.json",
+        "--out", "viewed.html", cwd=suite, key=KEY_TEXT,
+    )  # fmt: skip
+    assert viewed.returncode == 0, viewed.stderr
+    sealed = json.loads((suite / "baselines" / "s.json").read_text())["holdout"]["verdicts"]
+    for page in (suite / ".casegate" / "s-report.html", suite / "viewed.html"):
+        text = page.read_text()
+        assert "held-out slice: 2/3 pass (66.7%), 1 fail, 0 error(s)" in text
+        assert "r0" in text and "q0" in text  # the readable cases are all there
+        # Neither a held-out id, nor an answer (which repeats its input), nor the sealed
+        # verdicts.
+        for secret in ("h-alpha", "h-beta", "h-gamma", ": alpha", ": beta", ": gamma", sealed[:40]):
+            assert secret not in text, (page.name, secret)
+
+
 def test_holdout_max_drop_blocks_on_counts_alone(suite: Path) -> None:
     _set_gate(suite, "gate: {holdout_max_drop: 0.1}\n")
     finished = casegate("check", "--set", "system.style=none", cwd=suite, key=KEY_TEXT)
