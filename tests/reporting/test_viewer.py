@@ -283,3 +283,22 @@ def test_the_template_ships_with_the_package() -> None:
         r"\{\{ data \}\}",
         (Path(viewer.__file__).parent / "templates" / "viewer.html.j2").read_text(),
     )
+
+
+def test_view_of_a_run_draws_the_history_of_the_config_at_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)  # the example's casegate.yml, and history/support.jsonl
+    out = tmp_path / "page.html"
+    assert main(["view", "baselines/support.json", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert page.count("<svg") == 2  # pass rate, and cost
+    assert "Pass rate per recorded run" in page and "this run" in page
+    # Each recorded run a point, and this run one more (drawn once even were it recorded).
+    export = (repo / "history" / "support.jsonl").read_text().splitlines()
+    runs = {json.loads(line)["created_at"] for line in export}
+    itself = json.loads((repo / "baselines" / "support.json").read_text())["created_at"]
+    first_svg = page[page.index("<svg") : page.index("</svg>")]
+    assert first_svg.count("<circle") == len(runs - {itself}) + 1
+    assert "wrote" in capsys.readouterr().out

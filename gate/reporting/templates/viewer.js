@@ -4,6 +4,8 @@
 (function () {
   var data = JSON.parse(document.getElementById("casegate-data").textContent);
   var cases = data.cases;
+  // One run, no baseline: no "changed", and a status rather than a change of one.
+  var oneRun = data.head.kind === "run";
   var byId = new Map();
   cases.forEach(function (c) { byId.set(c.id, c); });
 
@@ -87,7 +89,7 @@
       var name = el("td", "case-id", c.id);
       if (c.critical) { add(name, el("span", "badge critical", "critical")); }
       add(row, name,
-        el("td", null, (c.base || "—") + " → " + (c.status || "—")),
+        el("td", null, oneRun ? c.status : (c.base || "—") + " → " + (c.status || "—")),
         el("td", "kind", c.kind),
         el("td", "num", signed(c.score_change)),
         el("td", "num", money(c.cost)),

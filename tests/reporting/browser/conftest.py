@@ -56,6 +56,7 @@ def browser() -> Iterator[WebDriver]:
         )
     # Selenium Manager must never download a driver or a browser: the paths are given,
     # and it is told it is offline.
+    offline = os.environ.get("SE_OFFLINE")
     os.environ["SE_OFFLINE"] = "true"
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -75,3 +76,7 @@ def browser() -> Iterator[WebDriver]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+        if offline is None:
+            os.environ.pop("SE_OFFLINE", None)
+        else:
+            os.environ["SE_OFFLINE"] = offline

@@ -189,3 +189,35 @@ def test_a_link_to_a_case_opens_it(browser: WebDriver, page: Path) -> None:
     browser.get(page.as_uri() + "#no-such-case%ZZ")  # a malformed link opens nothing
     assert not browser.find_element(By.ID, "detail").is_displayed()
     assert browser.execute_script("return document.body.classList.contains('ready')")
+
+
+def test_one_run_with_its_history_charts_draws_within_the_policy(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from gate.reporting import viewer
+
+    history = {
+        "trend": [
+            {
+                "created_at": f"2026-11-0{day}T00:00:00+00:00",
+                "commit": f"c0ffee{day}",
+                "pass_rate": rate,
+                "cost_usd": 0.01 * day,
+            }
+            for day, rate in ((1, 0.5), (2, 0.75), (3, 1.0))
+        ],
+        "candidate": {"pass_rate": 0.9, "cost_usd": 0.02},
+    }
+    page = tmp_path / "run.html"
+    viewer.write_page(page, viewer.run_page(_runs()[1], history))
+    _open(browser, page)
+    assert browser.find_element(By.ID, "verdict").text.lower() == "run"
+    charts = browser.find_elements(By.CSS_SELECTOR, "#charts svg")
+    assert len(charts) == 2  # pass rate, and cost (every run has one)
+    assert len(charts[0].find_elements(By.TAG_NAME, "circle")) == 4  # 3 recorded, this run
+    assert not browser.find_element(By.ID, "changed").is_displayed()  # no baseline to change from
+    row = browser.find_element(By.CSS_SELECTOR, 'tr[data-id="greet"]')
+    assert row.find_elements(By.TAG_NAME, "td")[1].text == "pass"
+    assert browser.execute_script("return window.__violations") == []
