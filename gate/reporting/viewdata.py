@@ -66,6 +66,11 @@ def comparison_head(comparison: Comparison, verdict: Verdict) -> dict[str, Any]:
             line(fact)
             for fact in [
                 *(replay.lines() if replay else []),
+                *(
+                    [f"pairwise judge: {comparison.pairwise.summary()}"]
+                    if comparison.pairwise
+                    else []
+                ),
                 *scope_lines(comparison),
                 *(f"stale baseline: {w}" for w in comparison.warnings),
                 *(f"old recordings: {w}" for w in comparison.recording_warnings),
@@ -139,7 +144,18 @@ def comparison_cases(comparison: Comparison) -> list[dict[str, Any]]:
     for case_id in comparison.changed:
         kinds[case_id] = f"re-versioned ({reversioned(comparison, case_id)})"
     ids = sorted(set(before) | set(after))
-    return [case_entry(after.get(i), before.get(i), kinds.get(i, "")) for i in ids]
+    entries = [case_entry(after.get(i), before.get(i), kinds.get(i, "")) for i in ids]
+    found = comparison.pairwise
+    if found is not None:  # the pairwise judge's verdict on each pair, with its reason
+        pairs = {case.id: case.pairs for case in found.cases}
+        for entry, case_id in zip(entries, ids, strict=True):
+            entry["pairwise"] = [
+                {"sample": p.sample, "outcome": p.outcome, "reason": text(p.reason)}
+                for p in pairs.get(case_id, [])
+            ]
+            if case_id in found.not_compared:
+                entry["pairwise_note"] = line(found.not_compared[case_id])
+    return entries
 
 
 def run_cases(results: RunResults) -> list[dict[str, Any]]:
@@ -177,6 +193,8 @@ def case_entry(new: CaseResult | None, old: CaseResult | None, kind: str) -> dic
         ],
         "candidate": candidate,
         "baseline": baseline,
+        "pairwise": [],
+        "pairwise_note": "",
     }
 
 

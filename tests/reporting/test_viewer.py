@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from gate.cli import main
 from gate.deciding.compare import compare
 from gate.deciding.rules import decide
+from gate.judging.pairs import CasePairs, Pair, PairwiseAnalysis
 from gate.reporting import viewer
 from gate.reporting.charts import history_charts, line_chart
 from gate.reporting.show import escaped
@@ -302,3 +303,30 @@ def test_view_of_a_run_draws_the_history_of_the_config_at_hand(
     first_svg = page[page.index("<svg") : page.index("</svg>")]
     assert first_svg.count("<circle") == len(runs - {itself}) + 1
     assert "wrote" in capsys.readouterr().out
+
+
+def pairwise_page() -> str:
+    """The hostile pair, compared with a pairwise judge that lost sample 1 of `evil`."""
+    before, after = pair()
+    found = PairwiseAnalysis(
+        judge="j",
+        cases=[
+            CasePairs("evil", True, [Pair(0, "loss", "the baseline's <b>answer</b> is kinder")])
+        ],
+        not_compared={"calm": "a new version of the case"},
+    )
+    comparison = compare(before, after, GateConfig(), pairwise=found)
+    return viewer.comparison_page(comparison, decide(comparison, GateConfig()))
+
+
+def test_the_pairwise_judges_verdicts_and_reasons_reach_the_case() -> None:
+    page = pairwise_page()
+    shown = {case["id"]: case for case in data_block(page)["cases"]}
+    assert shown["evil"]["pairwise"] == [
+        {"sample": 0, "outcome": "loss", "reason": "the baseline's <b>answer</b> is kinder"}
+    ]
+    assert shown["calm"]["pairwise_note"] == "a new version of the case"
+    assert any(
+        f.startswith("pairwise judge: candidate wins 0, losses 1")
+        for f in data_block(page)["head"]["facts"]
+    )

@@ -189,6 +189,18 @@
     if (c.critical) { add(head, el("span", "badge critical", "critical")); }
     add(detail, head, el("p", "kind", [c.kind, "version " + c.version].filter(Boolean).join(" · ")));
     c.about.forEach(function (a) { detail.appendChild(el("p", "about", a)); });
+    if (c.pairwise.length || c.pairwise_note) {
+      add(detail, el("h3", null, "pairwise judge: the candidate's output against the baseline's"));
+      var pairs = el("ul", "pairs");
+      c.pairwise.forEach(function (p) {
+        var item = el("li", "pair pair-" + p.outcome);
+        add(item, el("span", "outcome", "sample " + (p.sample + 1) + ": " + p.outcome));
+        if (p.reason) { add(item, el("div", "reason rationale", "the judge's rationale: " + p.reason)); }
+        pairs.appendChild(item);
+      });
+      if (c.pairwise_note) { pairs.appendChild(el("li", "muted", "not compared: " + c.pairwise_note)); }
+      add(detail, pairs);
+    }
     var sides = el("div", "sides");
     if (data.head.kind === "comparison") { add(sides, sideBlock("baseline", c.baseline)); }
     add(sides, sideBlock("candidate", c.candidate));

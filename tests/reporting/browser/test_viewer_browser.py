@@ -221,3 +221,20 @@ def test_one_run_with_its_history_charts_draws_within_the_policy(
     row = browser.find_element(By.CSS_SELECTOR, 'tr[data-id="greet"]')
     assert row.find_elements(By.TAG_NAME, "td")[1].text == "pass"
     assert browser.execute_script("return window.__violations") == []
+
+
+def test_a_pairwise_verdict_shows_with_its_rationale(browser: WebDriver, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from gate.reporting import viewer
+    from tests.reporting.test_viewer import pairwise_page
+
+    page = tmp_path / "pairs.html"
+    viewer.write_page(page, pairwise_page())
+    _open(browser, page)
+    browser.find_element(By.CSS_SELECTOR, 'tr[data-id="evil"]').click()
+    pairs = browser.find_element(By.CSS_SELECTOR, "#detail ul.pairs").text
+    assert "sample 1: loss" in pairs
+    assert "the judge's rationale: the baseline's <b>answer</b> is kinder" in pairs
+    assert browser.execute_script("return document.querySelectorAll('#detail b').length") == 0
+    assert browser.execute_script("return window.__violations") == []
