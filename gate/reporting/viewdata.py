@@ -202,7 +202,7 @@ def side(case: CaseResult | None, other: CaseResult | None) -> dict[str, Any]:
     """One run's account of a case; with `other`, each sample's diff from its output."""
     if case is None:
         return {"present": False, "checks": [], "samples": []}
-    texts = {s.sample: s.text for s in other.outputs if s.text is not None} if other else {}
+    answered = {s.sample: s for s in other.outputs if s.text is not None} if other else {}
     return {
         "present": True,
         "status": case.status,
@@ -210,7 +210,7 @@ def side(case: CaseResult | None, other: CaseResult | None) -> dict[str, Any]:
         "samples_count": case.samples,
         "reason": line(case.reason),
         "checks": [_check(c) for c in case.checks],
-        "samples": [_sample(s, texts) for s in case.outputs],
+        "samples": [_sample(s, answered) for s in case.outputs],
     }
 
 
@@ -225,7 +225,9 @@ def _check(check: CheckResult) -> dict[str, Any]:
     }
 
 
-def _sample(sample: SampleResult, texts: dict[int, str]) -> dict[str, Any]:
+def _sample(sample: SampleResult, answered: dict[int, SampleResult]) -> dict[str, Any]:
+    """A sample whole; with the other run's answered samples, its change from the one of
+    the same index (else the first): the output's, and the tool calls' when they differ."""
     entry: dict[str, Any] = {
         "sample": sample.sample,
         "status": sample.status,
@@ -241,13 +243,19 @@ def _sample(sample: SampleResult, texts: dict[int, str]) -> dict[str, Any]:
             for c in sample.contexts
         ],
         "diff": None,
+        "tools_diff": None,
     }
-    if sample.text is not None and texts:
-        old = texts[sample.sample] if sample.sample in texts else texts[min(texts)]
-        if max(len(old), len(sample.text)) <= DIFF_LIMIT:
-            diff = diff_texts(old, sample.text)
-            entry["diff_kind"] = diff.kind
-            entry["diff"] = [[run.op, text(run.text)] for run in diff.runs]
+    if sample.text is None or not answered:
+        return entry
+    other = answered.get(sample.sample) or answered[min(answered)]
+    old = other.text or ""
+    if max(len(old), len(sample.text)) <= DIFF_LIMIT:
+        diff = diff_texts(old, sample.text)
+        entry["diff_kind"] = diff.kind
+        entry["diff"] = [[run.op, text(run.text)] for run in diff.runs]
+    if other.tool_calls != sample.tool_calls:
+        calls = diff_texts(_pretty(other.tool_calls), _pretty(sample.tool_calls))
+        entry["tools_diff"] = [[run.op, text(run.text)] for run in calls.runs]
     return entry
 
 

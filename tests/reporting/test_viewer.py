@@ -330,3 +330,18 @@ def test_the_pairwise_judges_verdicts_and_reasons_reach_the_case() -> None:
         f.startswith("pairwise judge: candidate wins 0, losses 1")
         for f in data_block(page)["head"]["facts"]
     )
+
+
+def test_changed_tool_calls_under_the_same_text_get_a_diff_of_their_own() -> None:
+    before, after = pair("Let me look that up.")
+    before.cases[1].outputs[0].text = "Let me look that up."
+    before.cases[1].outputs[0].tool_calls = [{"name": "lookup", "arguments": {"id": "A1"}}]
+    after.cases[1].outputs[0].tool_calls = [{"name": "lookup", "arguments": {"id": 1}}]
+    after.cases[0].outputs[0].tool_calls = before.cases[0].outputs[0].tool_calls = [{"name": "x"}]
+    shown = {
+        c["id"]: c["candidate"]["samples"][0] for c in data_block(page_of(before, after))["cases"]
+    }
+    assert shown["evil"]["diff"] == []  # the text is the same
+    assert ["-", '      "id": "A1"\n'] in shown["evil"]["tools_diff"]
+    assert ["+", '      "id": 1\n'] in shown["evil"]["tools_diff"]
+    assert shown["calm"]["tools_diff"] is None  # the same calls: no diff

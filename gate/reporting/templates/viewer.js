@@ -118,19 +118,25 @@
     return list;
   }
 
+  function runs(list) {
+    var pre = el("pre", "diff-text");
+    list.forEach(function (run) {
+      var tagName = run[0] === "-" ? "del" : run[0] === "+" ? "ins" : "span";
+      pre.appendChild(el(tagName, null, run[1]));
+    });
+    return pre;
+  }
+
   function diffBlock(sample) {
     if (!sample.diff) { return null; }
     var wrap = el("div", "diff");
     add(wrap, el("h5", null, sample.diff.length ?
       "change from the baseline's output (" + (sample.diff_kind === "lines" ? "by line" : "by word") + ")" :
       "the same as the baseline's output"));
-    if (sample.diff.length) {
-      var pre = el("pre", "diff-text");
-      sample.diff.forEach(function (run) {
-        var tagName = run[0] === "-" ? "del" : run[0] === "+" ? "ins" : "span";
-        pre.appendChild(el(tagName, null, run[1]));
-      });
-      wrap.appendChild(pre);
+    if (sample.diff.length) { wrap.appendChild(runs(sample.diff)); }
+    if (sample.tools_diff) {
+      add(wrap, el("h5", null, "tool calls, changed from the baseline's (by line)"),
+        runs(sample.tools_diff));
     }
     return wrap;
   }

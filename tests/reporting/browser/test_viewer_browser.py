@@ -137,6 +137,8 @@ def test_search_filters_sort_and_a_case_side_by_side(browser: WebDriver, page: P
     removed = [e.text for e in candidate.find_elements(By.CSS_SELECTOR, ".diff-text del")]
     added = [e.text for e in candidate.find_elements(By.CSS_SELECTOR, ".diff-text ins")]
     assert removed and added and "never" in " ".join(added)
+    assert "tool calls, changed from the baseline's (by line)" in candidate.text
+    assert any("A-17" in text for text in added)
 
 
 def test_hostile_output_shows_as_text_and_runs_nothing(browser: WebDriver, page: Path) -> None:
