@@ -10,6 +10,7 @@ bidirectional characters become escapes, as `casegate show` prints them (gate.re
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from gate.checks.graded import JUDGED
@@ -31,6 +32,21 @@ from gate.secrets import redact
 #: a sample's diff is left out past this many characters a side (the outputs stay whole):
 #: difflib is quadratic on long repetitive text, and a page must open
 DIFF_LIMIT = 60_000
+#: the characters (both sides) one page's diffs compare in all, the changed cases' first:
+#: a live run of 10,000 cases, every answer new, would otherwise add half a minute to
+#: `check` (the page says which diffs it left to `casegate show`)
+DIFF_BUDGET = 1_500_000
+
+
+@dataclass(slots=True)
+class Budget:
+    left: int = field(default_factory=lambda: DIFF_BUDGET)
+
+    def take(self, size: int) -> bool:
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
 
 
 def text(value: object) -> str:
@@ -144,7 +160,11 @@ def comparison_cases(comparison: Comparison) -> list[dict[str, Any]]:
     for case_id in comparison.changed:
         kinds[case_id] = f"re-versioned ({reversioned(comparison, case_id)})"
     ids = sorted(set(before) | set(after))
-    entries = [case_entry(after.get(i), before.get(i), kinds.get(i, "")) for i in ids]
+    budget = Budget()
+    # The changed cases' diffs first, then the unchanged ones' while the budget lasts.
+    first = sorted(ids, key=lambda i: (kinds.get(i, "").startswith("unchanged"), i))
+    built = {i: case_entry(after.get(i), before.get(i), kinds.get(i, ""), budget) for i in first}
+    entries = [built[i] for i in ids]
     found = comparison.pairwise
     if found is not None:  # the pairwise judge's verdict on each pair, with its reason
         pairs = {case.id: case.pairs for case in found.cases}
@@ -159,16 +179,22 @@ def comparison_cases(comparison: Comparison) -> list[dict[str, Any]]:
 
 
 def run_cases(results: RunResults) -> list[dict[str, Any]]:
-    return [case_entry(case, None, "") for case in results.cases]
+    return [case_entry(case, None, "", Budget()) for case in results.cases]
 
 
-def case_entry(new: CaseResult | None, old: CaseResult | None, kind: str) -> dict[str, Any]:
+def case_entry(
+    new: CaseResult | None, old: CaseResult | None, kind: str, budget: Budget
+) -> dict[str, Any]:
     """One row of the table and its two sides, candidate and baseline."""
     shown = new or old
     assert shown is not None  # a case is in at least one run
-    candidate = side(new, old)
-    baseline = side(old, None)
-    outputs_differ = any(sample.get("diff") for sample in candidate["samples"]) if old else False
+    candidate = side(new, old, budget)
+    baseline = side(old, None, budget)
+    answered = _answered(old)
+    outputs_differ = bool(answered) and any(
+        sample.text is not None and sample.text != _partner(sample, answered).text
+        for sample in (new.outputs if new else [])
+    )
     return {
         "id": line(shown.id),
         "critical": shown.critical,
@@ -198,11 +224,20 @@ def case_entry(new: CaseResult | None, old: CaseResult | None, kind: str) -> dic
     }
 
 
-def side(case: CaseResult | None, other: CaseResult | None) -> dict[str, Any]:
+def _answered(case: CaseResult | None) -> dict[int, SampleResult]:
+    return {s.sample: s for s in case.outputs if s.text is not None} if case else {}
+
+
+def _partner(sample: SampleResult, answered: dict[int, SampleResult]) -> SampleResult:
+    """The other run's sample of the same index, else its first answered one."""
+    return answered.get(sample.sample) or answered[min(answered)]
+
+
+def side(case: CaseResult | None, other: CaseResult | None, budget: Budget) -> dict[str, Any]:
     """One run's account of a case; with `other`, each sample's diff from its output."""
     if case is None:
         return {"present": False, "checks": [], "samples": []}
-    answered = {s.sample: s for s in other.outputs if s.text is not None} if other else {}
+    answered = _answered(other)
     return {
         "present": True,
         "status": case.status,
@@ -210,7 +245,7 @@ def side(case: CaseResult | None, other: CaseResult | None) -> dict[str, Any]:
         "samples_count": case.samples,
         "reason": line(case.reason),
         "checks": [_check(c) for c in case.checks],
-        "samples": [_sample(s, answered) for s in case.outputs],
+        "samples": [_sample(s, answered, budget) for s in case.outputs],
     }
 
 
@@ -225,7 +260,9 @@ def _check(check: CheckResult) -> dict[str, Any]:
     }
 
 
-def _sample(sample: SampleResult, answered: dict[int, SampleResult]) -> dict[str, Any]:
+def _sample(
+    sample: SampleResult, answered: dict[int, SampleResult], budget: Budget
+) -> dict[str, Any]:
     """A sample whole; with the other run's answered samples, its change from the one of
     the same index (else the first): the output's, and the tool calls' when they differ."""
     entry: dict[str, Any] = {
@@ -247,12 +284,16 @@ def _sample(sample: SampleResult, answered: dict[int, SampleResult]) -> dict[str
     }
     if sample.text is None or not answered:
         return entry
-    other = answered.get(sample.sample) or answered[min(answered)]
+    other = _partner(sample, answered)
     old = other.text or ""
-    if max(len(old), len(sample.text)) <= DIFF_LIMIT:
+    if old == sample.text:
+        entry["diff"] = []
+    elif max(len(old), len(sample.text)) <= DIFF_LIMIT and budget.take(len(old) + len(sample.text)):
         diff = diff_texts(old, sample.text)
         entry["diff_kind"] = diff.kind
         entry["diff"] = [[run.op, text(run.text)] for run in diff.runs]
+    else:
+        entry["diff_skipped"] = True
     if other.tool_calls != sample.tool_calls:
         calls = diff_texts(_pretty(other.tool_calls), _pretty(sample.tool_calls))
         entry["tools_diff"] = [[run.op, text(run.text)] for run in calls.runs]

@@ -345,3 +345,23 @@ def test_changed_tool_calls_under_the_same_text_get_a_diff_of_their_own() -> Non
     assert ["-", '      "id": "A1"\n'] in shown["evil"]["tools_diff"]
     assert ["+", '      "id": 1\n'] in shown["evil"]["tools_diff"]
     assert shown["calm"]["tools_diff"] is None  # the same calls: no diff
+
+
+def test_the_changed_cases_diffs_come_first_and_the_rest_say_where_to_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gate.reporting import viewdata
+
+    before = run(
+        [result("a-same", "pass", text="one two three"), result("z-bad", "pass", text="a b")]
+    )
+    after = run(
+        [result("a-same", "pass", text="one two four"), result("z-bad", "fail", text="a c")]
+    )
+    monkeypatch.setattr(viewdata, "DIFF_BUDGET", len("a b") + len("a c"))  # room for one diff
+    shown = {c["id"]: c for c in data_block(page_of(before, after))["cases"]}
+    regressed = shown["z-bad"]["candidate"]["samples"][0]
+    assert regressed["diff"] == [[" ", "a "], ["-", "b"], ["+", "c"]]
+    unchanged = shown["a-same"]
+    assert unchanged["candidate"]["samples"][0]["diff_skipped"] is True
+    assert unchanged["kind"] == "unchanged pass" and unchanged["changed"] is True  # its text did

@@ -128,6 +128,10 @@
   }
 
   function diffBlock(sample) {
+    if (sample.diff_skipped) {
+      return el("p", "muted", "the change from the baseline's output is not drawn here (too " +
+        "long, or past the page's budget for diffs): `casegate show " + currentId + "` prints it");
+    }
     if (!sample.diff) { return null; }
     var wrap = el("div", "diff");
     add(wrap, el("h5", null, sample.diff.length ?
@@ -187,9 +191,11 @@
     return column;
   }
 
+  var currentId = "";
   function open(id) {
     var c = byId.get(id);
     if (!c) { return; }
+    currentId = id;
     detail.replaceChildren();
     var head = el("h2", null, c.id);
     if (c.critical) { add(head, el("span", "badge critical", "critical")); }
