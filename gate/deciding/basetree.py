@@ -201,3 +201,25 @@ def tracked_under(repo_root: Path, folder: Path) -> list[str]:
     if found.returncode != 0:
         raise ConfigError(f"git cannot list the files under {folder}: it is not in the checkout")
     return [name for name in found.stdout.decode(errors="replace").split("\0") if name]
+
+
+def files_in_commit(repo_root: Path, commit: str, under: str = "") -> list[str]:
+    """The regular files of `commit` under the folder `under` (repository-relative, posix).
+
+    Links and submodules are left out: the ruler is read only from real files.
+    """
+    args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+    if under and under != ".":
+        args += ["--", f"{under.rstrip('/')}/"]
+    listing = git(*args, cwd=repo_root)
+    if listing.returncode != 0:
+        raise ConfigError(
+            f"cannot list the base commit {commit[:7]}: "
+            + listing.stderr.decode(errors="replace").strip()
+        )
+    found = []
+    for record in listing.stdout.split(b"\0"):
+        head, _, raw_name = record.partition(b"\t")
+        if record and head.split()[0] in (b"100644", b"100755"):
+            found.append(raw_name.decode("utf-8", errors="surrogateescape"))
+    return found

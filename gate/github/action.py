@@ -32,25 +32,21 @@ if __name__ == "__main__":
     if any(key in os.environ for key in _PIPED):
         _start_without_token()
 
-from gate.deciding.basetree import inside, repo_root_of, tracked_under
 from gate.errors import CasegateError, ConfigError, link_loop
-from gate.files import work_folder
 from gate.github.baseline import run_baseline
+from gate.github.checkrun import check_outputs, emit_annotations, judge_suite, post_comment
 from gate.github.forkcomment import post_report, write_report_dir
+from gate.github.multisuite import run_suites
 from gate.github.publish import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     _append,
     _emit,
-    _print_untrusted,
     _problem_lines,
-    _rate,
-    case_annotations,
-    ruler_annotations,
-    workspace_path,
     write_outputs,
 )
-from gate.github.ruling import mark_safe_directory, pull_request_ruling
+from gate.github.ruling import mark_safe_directory
+from gate.github.suites import config_entries, in_checkout, several
 from gate.github.tokenpipe import (
     PIPED,
     TOKEN_VARIABLES,
@@ -59,12 +55,9 @@ from gate.github.tokenpipe import (
     start_without_token,
 )
 from gate.github.workspace import hand_back
-from gate.logsafe import cap_annotations, command, fit_summary
 from gate.produce.verified import MANIFEST
 from gate.reporting.markup import cell
 from gate.secrets import announce_keys, redact
-from gate.suite.select import Selection, select
-from gate.suite.shard import Shard
 
 DEFAULT_COMMENT_AUTHOR = "github-actions[bot]"
 TRUE = ("true", "True", "TRUE")
@@ -190,26 +183,6 @@ def read_event(environ: Mapping[str, str]) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-# --- outputs --------------------------------------------------------------------------
-
-
-def check_outputs(outcome: Any, workspace: Path) -> dict[str, str]:
-    """The step's outputs; paths relative to the workspace, as the next step sees them."""
-    comparison, verdict = outcome.comparison, outcome.verdict
-    return {
-        "verdict": verdict.decision,
-        "pass-rate": _rate(comparison.candidate.pass_rate),
-        "baseline-pass-rate": _rate(comparison.baseline.pass_rate),
-        "regressions": str(len(comparison.regressions)),
-        "fixes": str(len(comparison.fixes)),
-        "critical-regressions": str(len(comparison.critical(comparison.regressions))),
-        "results-path": workspace_path(str(outcome.results_path), Path.cwd(), workspace),
-        "report-path": workspace_path(str(outcome.report_path), Path.cwd(), workspace),
-        "viewer-path": workspace_path(str(outcome.viewer_path), Path.cwd(), workspace),
-        "verified": str(len(outcome.verified)),
-    }
-
-
 # --- the run --------------------------------------------------------------------------
 
 
@@ -245,7 +218,7 @@ def run(environ: dict[str, str]) -> int:
             environ,
             token=inputs.token,
             author=inputs.comment_author,
-            suites=_declared_suites(workspace / inputs.working_directory / inputs.config),
+            suites=_declared_suites(workspace / inputs.working_directory, inputs.config),
         )
     mark_safe_directory(os.environ)  # the environment git inherits, not `environ`
     cwd = (workspace / inputs.working_directory).resolve()
@@ -256,6 +229,8 @@ def run(environ: dict[str, str]) -> int:
     if event_name == "pull_request_target":
         raise ConfigError(PULL_REQUEST_TARGET)
     event = read_event(environ)
+    if several(inputs.config):  # a glob or a list: one roll-up comment for them all
+        return run_suites(inputs, environ, event_name, event, cwd, workspace)
     loaded, cases = load_project(Path(inputs.config), inputs.overrides)
     # Before any fenced output (the supervised run's): a mask printed inside a fence is
     # shown in the log, never registered.
@@ -278,13 +253,18 @@ def run(environ: dict[str, str]) -> int:
     return run_check(inputs, loaded, cases, mode, environ, event_name, event, cwd, workspace)
 
 
-def _declared_suites(config: Path) -> set[str] | None:
-    """The suite the default branch's config declares (None: there is no config there)."""
+def _declared_suites(folder: Path, config: str) -> set[str] | None:
+    """The suites the default branch's configs declare (None: there is no config there).
+
+    `config` is the input: one path, a glob or a list (gate.github.suites).
+    """
     from gate.suite.config import load_config
 
-    if not config.is_file():
+    paths = [folder / path for path in in_checkout(config_entries(config), folder)]
+    paths = [path for path in paths if path.is_file()]
+    if not paths:
         return None
-    return {load_config(config).config.suite}
+    return {load_config(path).config.suite for path in paths}
 
 
 PULL_REQUEST_TARGET = (
@@ -306,153 +286,31 @@ def run_check(
     cwd: Path,
     workspace: Path,
 ) -> int:
-    from gate.github.api import CommentError, GitHub, marker_for
-    from gate.pipeline import check as pipeline
-    from gate.pipeline.givens import ruled_mode
-    from gate.reporting import report
+    from gate.github.api import marker_for
 
-    suite = loaded.config.suite
-    out_dir = work_folder(cwd / ".casegate")
-    baseline_path = pipeline.baseline_for(
-        loaded, Path(inputs.baseline) if inputs.baseline else None
-    )
-    pull = event.get("pull_request") if event_name == "pull_request" else None
-    ruling = pull_request_ruling(inputs, event, environ) if pull is not None else None
-    if ruling is not None and inputs.mode is None:
-        mode = ruled_mode(loaded, ruling)  # how outputs are made is not the PR's to say
-    marker = marker_for(suite)
-    shard = Shard.parse(inputs.shard) if inputs.shard else None
-    cases = select(cases, Selection(shard=shard))
-    results_name = f"{suite}-part-{shard.index}-of-{shard.count}" if shard else f"{suite}-results"
-    outcome = pipeline.check(
-        loaded,
-        cases,
-        baseline_path=baseline_path,
-        mode=mode,
-        out=out_dir / f"{results_name}.json",
-        report_path=out_dir / f"{suite}-report.md",
-        show_progress=False,
-        marker=marker,
-        ruling=ruling,
-        capture=True,
-        reap=True,
-        environ=environ,
-        selection=Selection(shard=shard),
-        parts=downloaded_parts(workspace, inputs.parts) if inputs.parts else (),
-        sandbox=inputs.sandbox,  # type: ignore[arg-type]
-        verify=inputs.verify,
-        # What verification seals is bound to the pull request's head, which the baseline
-        # refresh finds again after the merge.
-        head=str((pull or {}).get("head", {}).get("sha") or environ.get("GITHUB_SHA") or ""),
-        link=run_link(environ),
-    )
-    for line in outcome.sandbox:
-        print(line, flush=True)
-    _print_untrusted(outcome.output)
-    if outcome.part:
-        return part_written(outcome, environ, workspace)
-    if outcome.comparison is None or outcome.verdict is None:
-        return EXIT_INTERRUPTED
-    _print_untrusted(report.text_report(outcome.comparison, outcome.verdict))
-    if outcome.history is not None:  # names from the repository: printed as untrusted
-        _print_untrusted(outcome.history)
-    for warning in outcome.comparison.warnings:  # escaped: a command of its own, never more
-        _emit(command("warning", f"stale baseline: {warning}", title="casegate"))
-    for warning in outcome.comparison.recording_warnings:
-        _emit(command("warning", f"old recordings: {warning}", title="casegate"))
-    fitted = outcome.comparison.holdout and outcome.comparison.holdout.fitted_warning()
-    if fitted:  # counts only, like everything said about the held-out slice
-        _emit(command("warning", fitted, title="casegate: held-out slice"))
-    _append(environ.get("GITHUB_STEP_SUMMARY"), fit_summary(outcome.markdown) + "\n")
+    judged = judge_suite(inputs, loaded, cases, mode, environ, event_name, event, cwd, workspace)
+    if isinstance(judged, int):  # a shard's part, or an interrupted run
+        return judged
+    outcome = judged.outcome
     if inputs.report_dir:  # for casegate-comment.yml, through an artifact
         write_report_dir(
-            workspace / inputs.report_dir, suite, outcome.verdict.decision, outcome.markdown
+            workspace / inputs.report_dir,
+            loaded.config.suite,
+            outcome.verdict.decision,
+            outcome.markdown,
         )
         if outcome.manifest is not None:  # for the baseline refresh after the merge
             shutil.copyfile(outcome.manifest, workspace / inputs.report_dir / MANIFEST)
-    write_outputs(environ.get("GITHUB_OUTPUT"), check_outputs(outcome, workspace))
-    annotations, left_out = cap_annotations(
-        ruler_annotations(outcome, cwd, workspace) + case_annotations(outcome, cwd, workspace)
-    )
-    for annotation in annotations:
-        _emit(annotation.command())
-    if left_out:
-        print(left_out)
-
+    outputs = check_outputs(outcome, workspace)
+    outputs["verdicts"] = json.dumps({loaded.config.suite: outcome.verdict.decision})
+    write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
+    emit_annotations(judged.annotations)
+    pull = event.get("pull_request") if event_name == "pull_request" else None
     if pull and inputs.comment:
-        repository = environ.get("GITHUB_REPOSITORY", "")
-        if not inputs.token:
-            _emit(command("warning", "no github-token: the pull-request comment was skipped"))
-        elif not repository:
-            _emit(command("warning", "GITHUB_REPOSITORY is not set: the comment was skipped"))
-        else:
-            api = environ.get("GITHUB_API_URL") or "https://api.github.com"
-            try:
-                posted = GitHub(api, inputs.token).upsert_comment(
-                    repository,
-                    int(pull["number"]),
-                    marker,
-                    outcome.markdown,
-                    author=inputs.comment_author,
-                )
-                print(f"pull-request comment {posted.action}: {posted.url or posted.comment_id}")
-            except (CommentError, KeyError, ValueError) as exc:
-                _emit(command("warning", f"casegate could not write the PR comment: {exc}"))
+        post_comment(inputs, environ, pull, marker_for(loaded.config.suite), outcome.markdown)
     if inputs.fail_on == "never":
         return 0
     return int(outcome.verdict.exit_code)
-
-
-def run_link(environ: Mapping[str, str]) -> str | None:
-    """This workflow run's page, whose artifacts hold the HTML viewer (None outside one)."""
-    parts = [
-        environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
-    ]
-    return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
-
-
-def downloaded_parts(workspace: Path, folder_text: str) -> list[Path]:
-    """Every part in the `parts` folder, which only the workflow may have filled.
-
-    The folder lies in the pull request's checkout (a container action sees nothing
-    else), so a part the pull request committed there is refused: parts come from
-    the shard jobs' artifacts, never from the change they judge.
-    """
-    folder = inside(workspace, folder_text, "input `parts`")
-    if not folder.is_dir():
-        raise ConfigError(
-            f"input `parts`: {folder_text} is not a folder: download the shard jobs' "
-            "artifacts there first (actions/download-artifact)"
-        )
-    repo_root = repo_root_of(workspace)
-    committed = tracked_under(repo_root, folder) if repo_root is not None else []
-    if committed:
-        raise ConfigError(
-            f"input `parts`: {folder_text} holds files the pull request committed "
-            f"({committed[0]}): download the parts to a folder that is not in the repository"
-        )
-    found = sorted(folder.rglob("*.json"))
-    links = [path for path in found if path.is_symlink() or not path.is_file()]
-    if links:
-        raise ConfigError(f"input `parts`: {links[0]} is not a regular file")
-    if not found:
-        raise ConfigError(
-            f"input `parts`: no results file in {folder_text}: did every shard job upload its part?"
-        )
-    return found
-
-
-def part_written(outcome: Any, environ: Mapping[str, str], workspace: Path) -> int:
-    """A shard job's end: its part for the merge job, and no verdict of any kind."""
-    path = workspace_path(str(outcome.results_path), Path.cwd(), workspace)
-    shard = outcome.candidate.shard
-    print(
-        f"casegate: shard {shard['index']}/{shard['count']}: {len(outcome.candidate.cases)} "
-        f"case(s) judged into {path}; a part, not a verdict: the job that merges every part "
-        "(input `parts`) gates the pull request"
-    )
-    write_outputs(environ.get("GITHUB_OUTPUT"), {"verdict": "part", "results-path": path})
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

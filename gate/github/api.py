@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,23 +136,50 @@ class GitHub:
             raise CommentError(f"{doing}: {_describe(response)}{hint}")
         return response.json()
 
-    def find_comment(
-        self, repository: str, number: int, marker: str, *, author: str = DEFAULT_AUTHOR
-    ) -> dict[str, Any] | None:
-        """The first comment that starts with `marker` and was written by `author`."""
+    def _comments(self, repository: str, number: int) -> Iterator[dict[str, Any]]:
+        """The pull request's comments, page by page (at most MAX_PAGES)."""
         url: str | None = f"{self.api_url}/repos/{repository}/issues/{number}/comments"
         params: dict[str, Any] | None = {"per_page": 100}
         for _ in range(MAX_PAGES):
             if url is None:
                 break
             response = self._request("GET", url, params=params)
-            comments = self._check(response, "listing the pull request's comments")
-            for comment in comments:
-                if _is_ours(comment, marker, author):
-                    return dict(comment)
+            yield from self._check(response, "listing the pull request's comments")
             url = response.links.get("next", {}).get("url")
             params = None  # the next link carries its own query
+
+    def find_comment(
+        self, repository: str, number: int, marker: str, *, author: str = DEFAULT_AUTHOR
+    ) -> dict[str, Any] | None:
+        """The first comment that starts with `marker` and was written by `author`."""
+        for comment in self._comments(repository, number):
+            if _is_ours(comment, marker, author):
+                return dict(comment)
         return None
+
+    def delete_comments(
+        self,
+        repository: str,
+        number: int,
+        markers: Collection[str],
+        *,
+        author: str = DEFAULT_AUTHOR,
+    ) -> int:
+        """Delete the comments that start with one of `markers`, written by `author`; how many.
+
+        A roll-up replaces the comments its suites had of their own (gate.github.rollup).
+        """
+        found = [
+            comment["id"]
+            for comment in self._comments(repository, number)
+            if any(_is_ours(comment, marker, author) for marker in markers)
+        ]
+        for comment_id in found:
+            url = f"{self.api_url}/repos/{repository}/issues/comments/{int(comment_id)}"
+            response = self._request("DELETE", url)
+            if response.status_code >= 300:
+                raise CommentError(f"deleting comment {comment_id}: {_describe(response)}")
+        return len(found)
 
     def upsert_comment(
         self,

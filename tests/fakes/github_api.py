@@ -3,7 +3,7 @@
 - `GET /repos/{owner}/{repo}/issues/{number}/comments` with `per_page`/`page`
   and a `Link` header, as GitHub paginates
 - `POST /repos/{owner}/{repo}/issues/{number}/comments`
-- `PATCH /repos/{owner}/{repo}/issues/comments/{id}`
+- `PATCH` and `DELETE /repos/{owner}/{repo}/issues/comments/{id}`
 - `GET /repos/{owner}/{repo}/pulls` with `state` and `head` (`owner:branch`), as
   the comment workflow finds a fork's pull request
 - `GET /repos/{owner}/{repo}/issues` with `labels`, `creator`, `state`, `per_page`/`page`
@@ -134,7 +134,7 @@ class FakeGitHub(LoopbackServer):
             return issue
 
     def writes(self) -> list[Seen]:
-        return [seen for seen in self.seen if seen.method in ("POST", "PATCH")]
+        return [seen for seen in self.seen if seen.method in ("POST", "PATCH", "DELETE")]
 
     def handler(self) -> type[QuietHandler]:
         api = self
@@ -148,6 +148,9 @@ class FakeGitHub(LoopbackServer):
 
             def do_PATCH(self) -> None:
                 self._serve("PATCH")
+
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
 
             def _serve(self, method: str) -> None:
                 length = int(self.headers.get("content-length", 0))
@@ -175,6 +178,8 @@ class FakeGitHub(LoopbackServer):
                     )
                 elif (match := ONE.match(parts.path)) and method == "PATCH":
                     self._update(int(match.group(2)), body["body"])
+                elif (match := ONE.match(parts.path)) and method == "DELETE":
+                    self._delete(int(match.group(2)))
                 elif PULLS.match(parts.path) and method == "GET":
                     self._pulls(parse_qs(parts.query))
                 elif ISSUES.match(parts.path) and method == "GET":
@@ -255,6 +260,15 @@ class FakeGitHub(LoopbackServer):
                         if comment["id"] == comment_id:
                             comment["body"] = text
                             self._send(200, comment)
+                            return
+                self._send(404, {"message": "Not Found"})
+
+            def _delete(self, comment_id: int) -> None:
+                for comments in api.comments.values():
+                    for comment in comments:
+                        if comment["id"] == comment_id:
+                            comments.remove(comment)
+                            self.send_body(204, b"")
                             return
                 self._send(404, {"message": "Not Found"})
 

@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate.github.action import command, read_input
+from gate.github.action import read_input
 from gate.github.api import marker_for
 from gate.github.publish import write_outputs
+from gate.logsafe import command
 from tests.fakes.actions import TOKEN, Runner, git, open_pull_request
 
 REPO = Path(__file__).resolve().parents[2]
