@@ -170,3 +170,31 @@ def test_a_safe_suite_name_is_kept_as_it_is() -> None:
         "<!-- casegate:sticky-comment suite=support.v2_eu-west -->"
     )
     assert marker_for("a -->\n<b>@c") == "<!-- casegate:sticky-comment suite=a--bc -->"
+
+
+def test_deleting_a_suites_old_comments_spares_everyone_elses(api: FakeGitHub) -> None:
+    other = marker_for("billing")
+    for index in range(120):  # ours on the second page
+        api.add_comment(7, f"chatter {index}")
+    ours = api.add_comment(7, f"{MARKER}\nold", login=DEFAULT_AUTHOR)
+    quoted = api.add_comment(7, f"{MARKER}\nquoted by a person", login="mallory")
+    kept = api.add_comment(7, f"{other}\nanother suite's", login=DEFAULT_AUTHOR)
+    assert client(api).delete_comments(REPO, 7, [MARKER]) == 1
+    remaining = {comment["id"] for comment in api.comments[7]}
+    assert ours["id"] not in remaining and {quoted["id"], kept["id"]} <= remaining
+    assert [seen.method for seen in api.writes()] == ["DELETE"]
+
+
+def test_a_refused_deletion_is_a_comment_error(api: FakeGitHub) -> None:
+    api.add_comment(7, f"{MARKER}\nold", login=DEFAULT_AUTHOR)
+    api.faults.append(Fault("DELETE", 404, message="Not Found"))
+    with pytest.raises(CommentError, match=r"deleting comment .*HTTP 404"):
+        client(api).delete_comments(REPO, 7, [MARKER])
+
+
+@given(st.text())
+def test_no_suites_marker_is_the_roll_ups(suite: str) -> None:
+    from gate.github.rollup import ROLLUP_MARKER
+
+    marker = marker_for(suite)
+    assert not marker.startswith(ROLLUP_MARKER) and not ROLLUP_MARKER.startswith(marker)
