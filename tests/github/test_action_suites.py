@@ -226,3 +226,18 @@ def test_a_file_name_cannot_write_html_or_a_marker(suites: Runner) -> None:
     assert "<details open><summary>ship" not in body and "<b>" not in body
     assert "@org" not in body and "#1" not in body
     assert body.count("<details") == body.count("</details>")
+
+
+def test_the_comment_workflow_accepts_the_suites_the_default_branchs_configs_declare(
+    tmp_path: Path,
+) -> None:
+    from gate.github.action import _declared_suites
+
+    for name in ("support", "billing"):
+        (tmp_path / f"casegate.{name}.yml").write_text(
+            f"suite: {name}\ncases: cases\nsystem: {{name: s, provider: python, target: m:f}}\n"
+        )
+    (tmp_path / "cases").mkdir()
+    assert _declared_suites(tmp_path, "casegate.*.yml") == {"support", "billing"}
+    assert _declared_suites(tmp_path, "casegate.support.yml") == {"support"}
+    assert _declared_suites(tmp_path, "casegate.yml") is None  # no config: as before
