@@ -24,7 +24,7 @@ from gate.github.publish import (
     write_outputs,
 )
 from gate.github.ruling import pull_request_ruling
-from gate.logsafe import cap_annotations, command, fit_summary
+from gate.logsafe import SUMMARY_LIMIT, cap_annotations, command, fit_summary
 from gate.suite.select import Selection, select
 from gate.suite.shard import Shard
 
@@ -132,7 +132,7 @@ def judge_suite(
     fitted = outcome.comparison.holdout and outcome.comparison.holdout.fitted_warning()
     if fitted:  # counts only, like everything said about the held-out slice
         _emit(command("warning", fitted, title="casegate: held-out slice"))
-    summary = fit_summary(outcome.markdown, *([summary_limit] if summary_limit else []))
+    summary = fit_summary(outcome.markdown, summary_limit or SUMMARY_LIMIT)
     _append(environ.get("GITHUB_STEP_SUMMARY"), summary + "\n")
     return Judged(
         outcome,

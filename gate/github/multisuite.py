@@ -35,7 +35,7 @@ from gate.github.rollup import (
 )
 from gate.github.ruling import label_acceptance
 from gate.github.suites import Entry, relative_to_repo, resolve
-from gate.logsafe import SUMMARY_LIMIT, command
+from gate.logsafe import SUMMARY_LIMIT, command, flatten
 from gate.reporting.markup import cell, code
 from gate.secrets import announce_keys, redact
 
@@ -190,10 +190,9 @@ def run_suites(
     for item in planned:
         if item.loaded is not None:
             announce_keys(item.loaded.as_dict(), environ)
-    print(
-        "casegate: suites " + ", ".join(f"{item.suite} ({item.entry.path})" for item in planned),
-        flush=True,
-    )
+    # Flattened: a file name the pull request chose can hold a line break, never a command.
+    listed = ", ".join(f"{item.suite} ({item.entry.path})" for item in planned)
+    print(flatten(f"casegate: suites {listed}"), flush=True)
     results, annotations = [], []
     for item in planned:
         result, found = _judge(inputs, item, environ, event_name, event, cwd, workspace, planned)

@@ -14,7 +14,14 @@ import pytest
 
 from gate.github.api import marker_for
 from gate.github.rollup import ROLLUP_MARKER
-from tests.fakes.actions import PULL_NUMBER, Runner, git, open_pull_request, pull_request_event
+from tests.fakes.actions import (
+    PULL_NUMBER,
+    Runner,
+    acted_on,
+    git,
+    open_pull_request,
+    pull_request_event,
+)
 
 GLOB = "casegate.*.yml"
 
@@ -216,6 +223,7 @@ def test_a_file_name_cannot_write_html_or_a_marker(suites: Runner) -> None:
 
     def add(root: Path) -> None:
         (root / name).write_text("suite: [not a name]\n")
+        (root / "casegate.x\n::warning::forged.yml").write_text("suite: [not a name]\n")
 
     open_pull_request(suites.workspace, add)
     finished = suites.run(config=GLOB)
@@ -226,6 +234,8 @@ def test_a_file_name_cannot_write_html_or_a_marker(suites: Runner) -> None:
     assert "<details open><summary>ship" not in body and "<b>" not in body
     assert "@org" not in body and "#1" not in body
     assert body.count("<details") == body.count("</details>")
+    assert not [line for line in acted_on(finished.stdout) if line.startswith("::warning::forged")]
+    assert "\n::warning::forged" not in suites.summary()
 
 
 def test_the_comment_workflow_accepts_the_suites_the_default_branchs_configs_declare(
