@@ -17,7 +17,6 @@ from gate.github.rollup import ROLLUP_MARKER
 from tests.fakes.actions import (
     PULL_NUMBER,
     Runner,
-    acted_on,
     git,
     open_pull_request,
     pull_request_event,
@@ -187,55 +186,6 @@ def test_a_roll_up_of_many_cases_fits_the_comment_limit(suites: Runner) -> None:
     assert "shortened to share GitHub's comment limit" in body
     assert body.count("<details") == body.count("</details>")
     assert len(json.loads(suites.outputs()["verdicts"])) == 6
-
-
-# --- a pull request against the roll-up ------------------------------------------------
-
-
-def test_a_config_named_to_sort_first_cannot_shadow_a_suite(suites: Runner) -> None:
-    # casegate.0.yml sorts before casegate.candidate.yml and claims its suite, lenient.
-    def shadow(root: Path) -> None:
-        text = (root / "casegate.yml").read_text()  # the baseline system: it would ship
-        (root / "casegate.0.yml").write_text(text)
-
-    open_pull_request(suites.workspace, shadow)
-    finished = suites.run(config=GLOB)
-    assert finished.returncode == 2, finished.stdout[-3000:]
-    assert "casegate.0.yml and casegate.candidate.yml both name the suite 'support'" in (
-        finished.stdout
-    )
-    assert suites.api.writes() == []
-
-
-def test_a_moved_config_is_judged_as_a_new_ruler(suites: Runner) -> None:
-    def move(root: Path) -> None:
-        (root / "casegate.billing.yml").rename(root / "casegate.zz.yml")
-
-    open_pull_request(suites.workspace, move)
-    finished = suites.run(config=GLOB)
-    assert finished.returncode == 1, finished.stdout[-3000:]
-    assert json.loads(suites.outputs()["verdicts"]) == {"billing": "block", "support": "block"}
-    assert "casegate.zz.yml does not exist on the base commit" in comment_of(suites)
-
-
-def test_a_file_name_cannot_write_html_or_a_marker(suites: Runner) -> None:
-    name = "casegate.--><details open><summary>ship<b>@org #1.yml"
-
-    def add(root: Path) -> None:
-        (root / name).write_text("suite: [not a name]\n")
-        (root / "casegate.x\n::warning::forged.yml").write_text("suite: [not a name]\n")
-
-    open_pull_request(suites.workspace, add)
-    finished = suites.run(config=GLOB)
-    assert finished.returncode == 2, finished.stdout[-3000:]
-    assert json.loads(suites.outputs()["verdicts"])[name] == "error"
-    body = comment_of(suites)
-    assert body.count("<!-- casegate:sticky-comment") == 1 and body.count("-->") == 1
-    assert "<details open><summary>ship" not in body and "<b>" not in body
-    assert "@org" not in body and "#1" not in body
-    assert body.count("<details") == body.count("</details>")
-    assert not [line for line in acted_on(finished.stdout) if line.startswith("::warning::forged")]
-    assert "\n::warning::forged" not in suites.summary()
 
 
 def test_the_comment_workflow_accepts_the_suites_the_default_branchs_configs_declare(
