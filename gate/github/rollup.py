@@ -22,6 +22,8 @@ EXIT_CODES = {"ship": 0, "block": 1, "error": 2, "inconclusive": 3}
 ICONS = {"ship": "✅", "block": "❌", "inconclusive": "⚠️", "error": "💥"}
 #: the least a suite's section is given, however many suites share the comment
 MIN_SHARE = 1_500
+#: the most suites the table lists (each row is at most ~330 characters)
+MAX_ROWS = 100
 #: what the table, the headline and each section's frame take besides the reports
 FRAME_PER_SUITE = 400
 
@@ -49,6 +51,10 @@ def strictest(decisions: Sequence[str]) -> str:
     return next((decision for decision in ORDER if decision in decisions), "ship")
 
 
+def _strictest_first(results: Sequence[SuiteResult]) -> list[SuiteResult]:
+    return sorted(results, key=lambda result: ORDER.index(result.decision))
+
+
 def _balanced(section: str) -> str:
     """`section` with any `<details>`, `<pre>` or code fence it leaves open closed.
 
@@ -66,11 +72,15 @@ def _balanced(section: str) -> str:
 def rollup_markdown(results: Sequence[SuiteResult], limit: int = COMMENT_LIMIT) -> str:
     """The roll-up comment: the overall verdict, a table of suites, then a section each."""
     overall = strictest([result.decision for result in results])
+    # Strictest first past the cap, so a long table never hides a suite that holds the change.
+    listed = results if len(results) <= MAX_ROWS else _strictest_first(results)[:MAX_ROWS]
     rows = "\n".join(
         f"| {cell(result.suite, 120)} | {ICONS[result.decision]} {result.decision} | "
         f"{code(result.config, 160)} |"
-        for result in results
+        for result in listed
     )
+    if len(results) > len(listed):
+        rows += f"\n| … and {len(results) - len(listed)} more (the `verdicts` output) | | |"
     head = "\n\n".join(
         [
             ROLLUP_MARKER,
@@ -100,13 +110,14 @@ def rollup_markdown(results: Sequence[SuiteResult], limit: int = COMMENT_LIMIT) 
         "whole report is in the job's step summary and its report file (the step's "
         "`report-paths` output; the `casegate-results` artifact of the starter workflow)._"
     )
-    kept = list(sections)
-    while kept and len(_joined(head, kept, note)) > limit:
-        kept.pop()  # the last in path order; its verdict stays in the table
+    kept = list(range(len(sections)))
+    while kept and len(_joined(head, [sections[k] for k in kept], note)) > limit:
+        # A shipping suite's section goes first, the last in path order; its row stays.
+        kept.remove(max(kept, key=lambda k: (ORDER.index(results[k].decision), k)))
     left_out = len(sections) - len(kept)
     if left_out:
         note = f"_{left_out} suite section(s) left out to fit GitHub's comment limit._ " + note
-    return _joined(head, kept, note if shortened or left_out else None)
+    return _joined(head, [sections[k] for k in kept], note if shortened or left_out else None)
 
 
 def _joined(head: str, sections: list[str], note: str | None) -> str:

@@ -91,11 +91,13 @@ def test_many_suites_share_the_limit_and_say_so() -> None:
 
 
 def test_sections_that_cannot_fit_leave_their_row_in_the_table() -> None:
-    results = [suite(f"s{i:03}", "ship", "x" * 1_400) for i in range(60)]
+    results = [suite(f"s{i:03}", "ship", "x" * 1_400) for i in range(59)]
+    results.append(suite("z-blocks", "block", "y" * 1_400))
     body = rollup_markdown(results)
     assert len(body) <= 60_000
     assert "suite section(s) left out" in body
-    assert all(f"| s{i:03} |" in body for i in range(60))
+    assert all(f"| s{i:03} |" in body for i in range(59))
+    assert "<details open><summary>❌ z-blocks: block</summary>" in body  # kept: it blocks
 
 
 def test_outputs_are_json_per_suite_and_sums() -> None:
@@ -115,3 +117,11 @@ def test_the_roll_up_is_not_a_body_the_fork_comment_would_post() -> None:
     # report-dir is refused with several configs; a roll-up in an artifact is refused too.
     body = rollup_markdown([suite("a", "ship")])
     assert report_problem(body, "a") is not None
+
+
+def test_a_long_table_lists_the_strictest_suites_first() -> None:
+    results = [suite(f"s{i:03}", "ship", "ok") for i in range(150)]
+    results.append(suite("z-last", "block", "no"))
+    body = rollup_markdown(results)
+    assert len(body) <= 60_000
+    assert "| z-last |" in body and "and 51 more (the `verdicts` output)" in body
