@@ -1,7 +1,7 @@
 """The Action with several configs: every suite checked, one roll-up comment, the strictest exit.
 
 Which configs: gate.github.suites (on a pull request, the base's too). Each suite is
-checked as a single config is (gate.github.action.judge_suite: its ruler the base's),
+checked as a single config is (gate.github.checkrun.judge_suite: its ruler the base's),
 and told to the log, the step summary and annotations as today. Then one comment
 (gate.github.rollup) replaces the comments the suites had of their own, and the exit
 is the strictest verdict's: 2 when any suite could not be judged, whatever `fail-on`.
@@ -89,7 +89,7 @@ class Planned:
 class Base:
     """The base commit of the pull request being judged, read with git (gate.deciding.basetree)."""
 
-    def __init__(self, cwd: Path, event: Mapping[str, Any]) -> None:
+    def __init__(self, cwd: Path, event: Mapping[str, Any], temp: str | None = None) -> None:
         repo_root = repo_root_of(cwd)
         if repo_root is None:
             raise ConfigError(
@@ -102,6 +102,7 @@ class Base:
             repo_root, (pull.get("base") or {}).get("sha"), (pull.get("head") or {}).get("sha")
         )
         self.prefix = relative_to_repo(cwd, repo_root)
+        self.temp = temp
         self.tree: Path | None = None
         self.refused: frozenset[str] = frozenset()
 
@@ -114,17 +115,18 @@ class Base:
             if name.startswith(under)
         ]
 
-    def config(self, path: str, scratch: Path) -> Any:
+    def config(self, path: str) -> Any:
         """The base's config at `path` (relative to the working directory), loaded in its tree."""
         from gate.suite.config import load_config
 
-        if self.tree is None:
+        if self.tree is None:  # only for a config the pull request removed
+            scratch = private_scratch("casegate-configs-", self.temp)
             self.tree, self.refused = extract_tree(self.repo_root, self.commit, scratch)
         name = path if self.prefix == "." else f"{self.prefix}/{path}"
         return load_config(inside(self.tree, name, "the base's config", self.refused))
 
 
-def plan(inputs: Inputs, cwd: Path, base: Base | None, environ: Mapping[str, str]) -> list[Planned]:
+def plan(inputs: Inputs, cwd: Path, base: Base | None) -> list[Planned]:
     """Every config of the roll-up, loaded (or why not), each suite name once."""
     from gate.suite.project import load_project
 
@@ -132,11 +134,10 @@ def plan(inputs: Inputs, cwd: Path, base: Base | None, environ: Mapping[str, str
         inputs.config, cwd, base.files() if base else None, base.commit[:7] if base else ""
     )
     planned = []
-    scratch = private_scratch("casegate-configs-", environ.get("RUNNER_TEMP")) if base else None
     for entry in entries:
-        if entry.removed and base is not None and scratch is not None:
+        if entry.removed and base is not None:
             try:
-                loaded = base.config(entry.path, scratch)
+                loaded = base.config(entry.path)
             except CasegateError as exc:
                 problems = [f"the base commit's {entry.path} does not load:", *exc.problems]
                 planned.append(Planned(entry, entry.path, problems=problems))
@@ -184,8 +185,8 @@ def run_suites(
 ) -> int:
     refuse_unsupported(inputs)
     pull = event.get("pull_request") if event_name == "pull_request" else None
-    base = Base(cwd, event) if pull is not None else None
-    planned = plan(inputs, cwd, base, environ)
+    base = Base(cwd, event, environ.get("RUNNER_TEMP")) if pull is not None else None
+    planned = plan(inputs, cwd, base)
     # Every key masked before any fenced output (a suite's run) is printed.
     for item in planned:
         if item.loaded is not None:
