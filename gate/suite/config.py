@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import difflib
 import hashlib
 import json
@@ -12,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     Field,
@@ -29,6 +27,12 @@ from gate.limits import MAX_CONFIG_BYTES, read_limited
 from gate.suite import inputfiles
 from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
 from gate.suite.judgepin import JudgePin, judge_system, prompt_version_problem
+from gate.suite.overrides import (
+    apply_overrides,
+    blamed_override,
+    blamed_system_key,
+    parse_override,
+)
 from gate.suite.pins import EmbeddingsPin, ModerationPin
 from gate.suite.sections import (
     AdaptiveConfig,
@@ -373,61 +377,6 @@ def _read_prompt(name: str, root: Path, repository: Path) -> tuple[str | None, s
     return None, text
 
 
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """`system.params.temperature=0.2` → (["system", "params", "temperature"], 0.2)."""
-    key, sep, raw_value = text.partition("=")
-    key = key.strip()
-    if not sep or not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"--set {text!r}: expected key.path=value, e.g. system.model=gpt-4.1")
-    try:
-        value = yaml.safe_load(raw_value) if raw_value.strip() else ""
-    except yaml.YAMLError:
-        value = raw_value
-    if isinstance(value, dict | list) and raw_value.strip()[:1] not in "{[":
-        value = raw_value
-    return key.split("."), value
-
-
-#: top-level keys written as a path or as a mapping with `path`: `--set history.record=all`
-#: reaches into the string form as into the mapping
-PATH_OR_MAPPING = frozenset({"recordings", "holdout", "history"})
-
-
-def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    data = copy.deepcopy(data)
-    for text in overrides:
-        path, value = parse_override(text)
-        target = data
-        for depth, part in enumerate(path[:-1]):
-            if depth == 0 and part in PATH_OR_MAPPING and isinstance(target.get(part), str):
-                target[part] = {"path": target[part]}
-            child = target.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(f"--set {text!r}: {part!r} is not a mapping")
-            target = child
-        target[path[-1]] = value
-    return data
-
-
-def _blamed_override(location: Sequence[str], overrides: Sequence[str]) -> str | None:
-    """The last `--set` whose key is, or holds, the key at `location`."""
-    for text in reversed(overrides):
-        key = text.partition("=")[0].strip().split(".")
-        if list(location[: len(key)]) == key:
-            return text
-    return None
-
-
-def _blamed_system_key(problem: str, overrides: Sequence[str]) -> str | None:
-    """The `--set system.KEY=…` a provider's problem with `system.KEY` came from, if one did:
-    a typo on the command line is not the config's line."""
-    for text in reversed(overrides):
-        key = text.partition("=")[0].strip()
-        if key.startswith("system.") and (f"'{key}'" in problem or problem.startswith(key + " ")):
-            return text
-    return None
-
-
 def _fields_at(location: Sequence[str]) -> dict[str, Any]:
     """The keys the config section at `location` takes (`gate`, `privacy`, …); none when
     the location is not a section of fixed keys."""
@@ -463,7 +412,7 @@ def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()
         message = f"missing required key '{where}'"
     else:
         message = f"{where}: {error['msg']}"
-    blamed = _blamed_override(location, overrides)
+    blamed = blamed_override(location, overrides)
     if blamed is not None:
         return f"--set {printable(blamed)}: {message}"
     return located(path, line, message)
@@ -527,7 +476,7 @@ def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
     problems = []
     for key, message in expect_problems(loaded.config.defaults.expect):
         text = printable(f"defaults.expect: {message}")
-        blamed = _blamed_override(["defaults", "expect", key], loaded.overrides)
+        blamed = blamed_override(["defaults", "expect", key], loaded.overrides)
         if blamed is not None:
             problems.append(f"--set {printable(blamed)}: {text}")
         else:
@@ -568,7 +517,7 @@ def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
             problems.append(located(path, where, f"system.prompt_file: {problem}"))
     # Providers name the keys they refuse as written, and a key may hold a line break.
     for problem in systems.config_problems(system):
-        blamed = _blamed_system_key(problem, loaded.overrides)
+        blamed = blamed_system_key(problem, loaded.overrides)
         problems.append(
             f"--set {printable(blamed)}: {printable(problem)}"
             if blamed is not None
