@@ -123,10 +123,21 @@ def test_action_yml_matches_what_the_entrypoint_reads_and_writes() -> None:
     assert read == set(spec["inputs"])
     assert spec["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert spec["inputs"]["mode"]["default"] == "replay"
-    outputs = set(
-        re.findall(r'^\s+"([a-z-]+)": ', source[source.index("def check_outputs") :], re.M)
+    # What the step writes: one suite's outputs (gate.github.checkrun), the `verdicts` the
+    # entrypoint adds, and the roll-up's for several configs (gate.github.rollup).
+    github = Path(action.__file__).parent
+
+    def keys(module: str, function: str) -> set[str]:
+        text = (github / module).read_text()
+        body = text[text.index(f"def {function}") :].split("\n\n\n", 1)[0]
+        return set(re.findall(r'^\s+"([a-z-]+)": ', body, re.M))
+
+    single = keys("checkrun.py", "check_outputs") | set(
+        re.findall(r'outputs\["([a-z-]+)"\]', source)
     )
-    assert outputs == set(spec["outputs"])
+    several = keys("rollup.py", "rollup_outputs")
+    assert single | several == set(spec["outputs"])
+    assert {"verdict", "verdicts", "report-path"} <= single & several
 
 
 def test_dockerfile_follows_githubs_rules_for_container_actions() -> None:
