@@ -41,17 +41,29 @@ INPUT_FILES_KEY = "input_files"
 class Case(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: the case's name: letters, digits, `.`, `_`, `-`; it names its recordings
     id: CaseId
+    #: what the system under test is given (the adapter's input)
     input: dict[str, Any]
+    #: what must be true of the output: one entry per check (see Checks)
     expect: dict[str, Any]
+    #: a critical case that regresses blocks the change (so does the tag `critical`)
     critical: bool = False
+    #: free labels for selecting (`--tag`) and for the report's counts
     tags: list[str] = Field(default_factory=list)
+    #: why the case exists, for a reviewer
     note: str | None = None
+    #: where it came from: an incident, a ticket, a spec, a log line
     provenance: str | None = None
+    #: when it was added (a date)
     added: dt.date | str | None = None
+    #: bump it when `expect` changes on purpose: the baseline's verdict then no longer applies
     version: int = Field(default=1, ge=1)
+    #: the case's weight in the suite's pass rate
     weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    #: samples of this case a run draws (overrides the config's `samples`)
     samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
+    #: the share of its samples that must pass for the case to pass
     min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     #: near-duplicates share a cluster; the suite test flips them together
     #: (gate.deciding.noise.clusters)

@@ -124,6 +124,7 @@ class Config(_Strict):
     calibration: CalibrationBar = Field(default_factory=CalibrationBar)
     #: the services `similar` (method embedding) and `moderation` measure with
     embeddings: EmbeddingsPin | None = None
+    #: the moderation service the `moderation` check scores outputs with
     moderation: ModerationPin | None = None
     #: `casegate drift`: how many verdict flips between replay and live it accepts
     drift: DriftConfig = Field(default_factory=DriftConfig)

@@ -29,9 +29,13 @@ class SuiteDefaults(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: checks every case gets; a case's own entry wins, and its `null` removes one
     expect: dict[str, Any] = Field(default_factory=dict)
+    #: tags every case gets, beside its own
     tags: list[str] = Field(default_factory=list)
+    #: samples a case draws unless it says otherwise
     samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES, strict=True)
+    #: the share of samples a case must pass unless it says otherwise
     min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     #: files every case's system reads (gate.suite.inputfiles), after the case's own
     input_files: list[str] = Field(default_factory=list, max_length=MAX_INPUT_FILES)

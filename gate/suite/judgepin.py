@@ -248,11 +248,17 @@ class JudgePin(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    #: the judge's provider, as for `system:` (openai, anthropic, python, command)
     provider: str
+    #: the judge's model: a dated id, not an alias
     model: str | None = None
+    #: the version of casegate's judge prompt (prompts are added, never edited)
     prompt_version: int = Field(default=1, ge=1)
+    #: sampling temperature; None: the provider's default
     temperature: float | None = 0
+    #: the answer's token budget (the list-answering RAG metrics get at least 1,024)
     max_tokens: int = Field(default=200, ge=1)
+    #: seconds a judge call may take; a timeout makes that case an error
     timeout_s: float = Field(default=60.0, gt=0)
     #: a judge that is the system under test (same provider and model) is refused unless
     #: this is true: a model grading its own answers tends to agree with itself

@@ -19,14 +19,19 @@ class ServicePin(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: `openai` (the service's API) or `python` (a function of yours)
     provider: Provider = "openai"
     #: openai: the model id; python: an optional label, recorded and shown
     model: str | None = Field(default=None, min_length=1)
     #: python: `module:function` beside the config
     target: str | None = Field(default=None, min_length=1)
+    #: openai: another endpoint speaking the same API (a gateway, a local server)
     base_url: str | None = None
+    #: openai: the environment variable holding the key (default OPENAI_API_KEY)
     api_key_env: str | None = Field(default=None, min_length=1)
+    #: seconds a call may take
     timeout_s: float = Field(default=60.0, gt=0)
+    #: retries of a failed call (rate limits, 5xx), with backoff
     max_retries: int = Field(default=4, ge=0, le=20)
 
     def problems(self, key: str) -> list[str]:

@@ -43,7 +43,16 @@ _SHORT_FORMS: dict[tuple[str, str], list[dict[str, Any]]] = {
 
 
 def field_comments(model: type[BaseModel]) -> dict[str, str]:
-    """Each field's `#:` comment lines in the model's source, joined: its description."""
+    """Each field's `#:` comment lines in the model's source, joined: its description (a
+    field a base class declares has the base's comment)."""
+    found: dict[str, str] = {}
+    for base in reversed(model.__mro__):
+        if hasattr(base, "model_fields") and base.__module__.startswith("gate."):
+            found.update(_own_comments(base))
+    return found
+
+
+def _own_comments(model: type) -> dict[str, str]:
     try:
         source = inspect.getsource(model)
     except (OSError, TypeError):  # a model built at run time has no source to read

@@ -61,14 +61,18 @@ class ScoreDrop(_Strict):
     """One entry of `max_mean_score_drop`: the check whose scores it reads, and the largest
     fall of their mean over the shared cases it lets ship (gate.deciding.scorerules)."""
 
+    #: the check whose scores the rule reads (`similar`, `judge`, a custom check's name)
     check: str = Field(pattern=CHECK_NAME)
+    #: the largest fall of its mean score over the shared cases that may ship
     drop: float = Field(ge=0, le=1, allow_inf_nan=False)
 
 
 class PassHatK(_Strict):
     """`min_pass_hat_k`: the suite's pass^k (every one of k samples passes) must reach `min`."""
 
+    #: how many samples must all pass
     k: int = Field(ge=1, le=MAX_SAMPLES, strict=True)
+    #: the floor on the suite's pass^k
     min: float = Field(ge=0, le=1, allow_inf_nan=False)
 
 
@@ -87,8 +91,8 @@ class GateConfig(_Strict):
     max_cost_increase: float | None = Field(default=None, ge=0)
     #: the largest rise in p95 latency, as a share; None: off
     max_latency_p95_increase: float | None = Field(default=None, ge=0)
-    # With repeated samples (either run has a case with samples > 1): the chance that an
-    # unchanged system is blocked, shared among the rules that test (gate.deciding.noise.level).
+    #: with repeated samples, the gate's level: the chance that an unchanged system is
+    #: blocked, shared among the rules that test (gate.deciding.noise.level)
     alpha: float = Field(default=0.02, gt=0, lt=1)
     #: set: the critical cases are tested at this level of their own, beside `alpha`
     alpha_critical: float | None = Field(default=None, gt=0, lt=1)
@@ -98,29 +102,37 @@ class GateConfig(_Strict):
     on_inconclusive: Literal["ship", "block"] = "ship"
     #: live `check`: fresh samples drawn for each flagged regression before it blocks
     confirm_samples: int = Field(default=20, ge=2, le=1000)
-    # A critical case that fails with no valid baseline verdict to compare against.
+    #: a failing critical case with no valid baseline verdict to compare against blocks
     block_on_critical_without_baseline: bool = True
     #: the pull-request label that accepts a loosening ruler change (read from the base)
     accept_label: str = Field(
         default="casegate:accept-ruler-change", min_length=1, max_length=50, pattern=r"^[^\r\n]+$"
     )
     # Absolute floors and budgets of the candidate run, whatever the baseline (None: off).
+    #: the candidate's pass rate must reach this (proven, under repeated samples); None: off
     min_pass_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: the run's total cost, in dollars; None: off
     max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    #: the run's p95 latency over every sample, in milliseconds; None: off
     max_latency_p95_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    #: cases in error on the candidate (with `block_on_errors: false`); None: off
     max_errors: int | None = Field(default=None, ge=0, strict=True)
-    # Pairwise judge cases: the share of judged pairs the baseline's output won (None: off).
+    #: pairwise judge cases: the largest share of judged pairs the baseline's output may
+    #: win (blocks when significantly more); None: off
     max_pairwise_loss_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    # The held-out slice (gate.holdout): the largest allowed fall of its pass rate (None: off).
+    #: the held-out slice (gate.holdout): the largest allowed fall of its pass rate; None: off
     holdout_max_drop: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    # A critical case judged on a recording the pull request added or changed that CI did
-    # not seal (gate.produce.seal): blocks, or is named in the report's notes.
+    #: a critical case judged on a recording the pull request added or changed that CI did
+    #: not seal (gate.produce.seal): `block`, or `warn` (named in the report's notes)
     unverified_critical: Literal["block", "warn"] = "warn"
     # Scores (a check's number in [0, 1], gate.deciding.scorerules; None: off). One entry or a
     # list of them: several checks are one Holm family at the score rule's share of `alpha`.
+    #: `{check, drop}` or a list: blocks a significant fall of a check's mean score by more
+    #: than `drop`; None: off
     max_mean_score_drop: list[ScoreDrop] | None = None
     #: per check, the floor of the candidate's mean score over the cases the baseline has
     min_mean_score: dict[str, float] | None = None
+    #: `{k, min}`: the suite's pass^k (every one of k samples passes) must reach `min`
     min_pass_hat_k: PassHatK | None = None
 
     @field_validator("max_mean_score_drop", mode="before")
@@ -180,22 +192,27 @@ class ClustersConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: `tag` (a case's first tag) or `id_prefix` (refund-01 → refund)
     by: Literal["tag", "id_prefix"]
 
 
 class AdaptiveConfig(_Strict):
     """`samples: auto`: start small, spend more samples only where the verdict is open."""
 
+    #: samples every case draws first
     start: int = Field(default=4, ge=1, le=MAX_SAMPLES)
+    #: samples each further round draws, for the cases whose verdict is still open
     step: int = Field(default=4, ge=1, le=MAX_SAMPLES)
     # 24, not 20: the spend keeps the level at any max, and only cases that look worse
     # draw past 20 (bench/stats_simulation.py: power 0.95 -> 0.5 over 90% at 0.32 of n = 20).
+    #: the most samples a case draws in a run (a baseline: three times this)
     max: int = Field(default=24, ge=2, le=MAX_SAMPLES)
 
 
 class RecordingsConfig(_Strict):
     """`recordings:` a folder path, or a mapping `{path, max_age_days}`."""
 
+    #: the recordings folder, relative to the config; None: recordings/SUITE
     path: str | None = None
     #: reports flag recordings captured longer ago than this; None: never (gate.drift.age)
     max_age_days: int | None = Field(default=90, ge=1, le=36500, strict=True)
@@ -303,11 +320,14 @@ def _without_unset(model: BaseModel, data: Any, keys: Sequence[str]) -> Any:
 class Price(_Strict):
     """Prices per million tokens; the tool ships none, since they go stale."""
 
+    #: dollars per million input tokens
     input: float = Field(ge=0)
+    #: dollars per million output tokens
     output: float = Field(ge=0)
     #: what the provider's batch API charges (gate.produce.batch); None: the normal price,
     #: with a warning
     batch_input: float | None = Field(default=None, ge=0)
+    #: the batch API's price per million output tokens; None: the normal price, with a warning
     batch_output: float | None = Field(default=None, ge=0)
 
     @model_serializer(mode="wrap")

@@ -188,3 +188,17 @@ def test_the_schema_command_prints_and_writes(
     out = tmp_path / "cases.schema.json"
     assert main(["schema", "cases", "--out", str(out)]) == 0
     assert json.loads(out.read_text()) == schema.cases_schema()
+
+
+def test_every_key_says_what_it_is() -> None:
+    # The generated reference and the editor's hover read these: a new key needs its `#:`.
+    config = schema.config_schema()
+    models = {"casegate.yml": config, **config["$defs"]}
+    models["a case"] = schema.cases_schema()["$defs"]["Case"]
+    silent = [
+        f"{name}.{key}"
+        for name, model in models.items()
+        for key, node in model.get("properties", {}).items()
+        if not node.get("description")
+    ]
+    assert silent == [], "give each a `#:` comment above the field"
