@@ -329,3 +329,40 @@ def test_defended_a_yaml_merge_key_cannot_slip_input_files_into_the_input(
     code = main(["validate"])
     err = capsys.readouterr().err
     assert code == 2, err
+
+
+# --- 6. add --rank: the near-duplicate check compares whole texts ---------------------------
+
+
+def test_rank_compares_no_draft_with_the_suite_over_more_than_the_capped_length(
+    grow: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 1 capped clustering and novelty at COMPARED_CHARS; `add_ranked` then calls
+    `near_duplicate(text, existing)` for every draft with the whole text, a token sort
+    ratio of up to 100,000 characters against each case of similar length (~0.15-0.5 s a
+    pair): `--top 1000` on an export of long messages, with a suite that has a few long
+    cases (a RAG suite's documents), is hours. Bounded work: every text it compares is
+    capped, as clustering's are."""
+    import random
+
+    from gate.grow import nearby, rank
+
+    rng = random.Random(1)
+
+    def long_text() -> str:
+        return " ".join("".join(rng.choice("abcdefgh") for _ in range(5)) for _ in range(16_500))
+
+    grow.write_cases([case("known", "what are your opening hours", contains="9"),
+                      case("long-doc", long_text(), contains="x")])
+    log = grow.root / "long.jsonl"
+    log.write_text("".join(_line(long_text()) for _ in range(3)))
+    compared: list[int] = []
+    real = nearby.process.extractOne
+
+    def counting(query, choices, *args, **kwargs):  # type: ignore[no-untyped-def]
+        compared.append(max(len(query), *(len(c) for c in dict(choices).values())))
+        return real(query, choices, *args, **kwargs)
+
+    monkeypatch.setattr(nearby.process, "extractOne", counting)
+    assert main(["add", "--from-log", str(log), "--rank", "--dry-run", "--force"]) == 0
+    assert compared and max(compared) <= rank.COMPARED_CHARS, compared
