@@ -366,3 +366,48 @@ def test_rank_compares_no_draft_with_the_suite_over_more_than_the_capped_length(
     monkeypatch.setattr(nearby.process, "extractOne", counting)
     assert main(["add", "--from-log", str(log), "--rank", "--dry-run", "--force"]) == 0
     assert compared and max(compared) <= rank.COMPARED_CHARS, compared
+
+
+# --- 1. secrets: a LangSmith run's id and its named inputs' keys ------------------------------
+
+
+@pytest.mark.parametrize("where", ["run-id", "input-key"])
+def test_a_token_as_a_langsmith_run_id_or_input_name_never_reaches_the_draft(
+    grow: Project, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """_without_secrets masks the values of `fields` (a chain's named inputs), not their
+    names; with an `input_schema:` the draft takes the fields whole, names and all. A run's
+    id goes into `provenance:` (`casegate add from langsmith runs.json run ghp_…`)."""
+    import yaml
+
+    data = yaml.safe_load(grow.config_path.read_text())
+    data["input_schema"] = {
+        "type": "object",
+        "properties": {"question": {"type": "string"}},
+        "required": ["question"],
+    }
+    grow.config_path.write_text(yaml.safe_dump(data))
+    inputs = {"question": "can I get a refund"}
+    if where == "input-key":
+        inputs[GITHUB_TOKEN] = "x"
+    run = {
+        "id": GITHUB_TOKEN if where == "run-id" else "run-1",
+        "run_type": "chain",
+        "inputs": inputs,
+        "outputs": {"output": "no"},
+    }
+    source = grow.root / "runs.json"
+    source.write_text(json.dumps([run]))
+    assert main(["add", "--from-langsmith", str(source), "--force", "--dry-run"]) == 0
+    assert GITHUB_TOKEN not in _everything(grow, capsys.readouterr())
+
+
+def test_defended_defaults_cannot_give_every_case_an_input(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    data = yaml.safe_load(grow.config_path.read_text())
+    data["defaults"] = {"input": {"input_files": {"tickets/a.txt": "/proc/self/environ"}}}
+    grow.config_path.write_text(yaml.safe_dump(data))
+    assert main(["validate"]) == 2
