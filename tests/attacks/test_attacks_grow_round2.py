@@ -411,3 +411,35 @@ def test_defended_defaults_cannot_give_every_case_an_input(
     data["defaults"] = {"input": {"input_files": {"tickets/a.txt": "/proc/self/environ"}}}
     grow.config_path.write_text(yaml.safe_dump(data))
     assert main(["validate"]) == 2
+
+
+# --- 2. gate.pii: URL-encoded data, and ids that skip redaction --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("GET /password-reset?email=ana.mueller%40example.de&x=1", "ana.mueller%40example.de"),
+        ("GET /call?to=%2B442079460958 failed", "442079460958"),
+        ("POST /pay?card=4111%201111%201111%201111 declined", "4111%201111%201111%201111"),
+    ],
+    ids=["email-%40", "phone-%2B", "card-%20"],
+)
+def test_personal_data_in_a_url_encoded_query_is_redacted(text: str, secret: str) -> None:
+    """Request logs quote URLs (a tool call's fetch, a link the user pasted, the app's
+    own request line), where `@` is `%40`, `+` is `%2B` and a space is `%20`: no detector
+    reads through the encoding, and the `%2B`/`%20` glue a word character to the number,
+    so the start boundary fails even where the digits are plain."""
+    assert secret not in redact_text(text)
+
+
+def test_an_email_as_a_logs_trace_id_is_redacted_from_the_draft(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`_redacted` walks messages, output, tool calls, error, flag, fields and metadata,
+    but not `ids`: a trace keyed on the user's address (`trace_id: ana@example.com`, a
+    session id that is the login) is quoted by the draft's `provenance:` and by stderr."""
+    log = grow.root / "trace.jsonl"
+    log.write_text(_line("where is my parcel", metadata={"trace_id": "ana.mueller@example.de"}))
+    assert main(["add", "--from-log", str(log), "--force"]) == 0
+    assert "ana.mueller@example.de" not in _everything(grow, capsys.readouterr())
