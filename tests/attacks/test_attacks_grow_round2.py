@@ -443,3 +443,28 @@ def test_an_email_as_a_logs_trace_id_is_redacted_from_the_draft(
     log.write_text(_line("where is my parcel", metadata={"trace_id": "ana.mueller@example.de"}))
     assert main(["add", "--from-log", str(log), "--force"]) == 0
     assert "ana.mueller@example.de" not in _everything(grow, capsys.readouterr())
+
+
+# --- 1/2. --from-results: the failed checks' reasons quote the output ------------------------
+
+
+@pytest.mark.parametrize("quoted", ["ana.mueller@example.de", GITHUB_TOKEN], ids=["email", "token"])
+def test_a_failed_checks_reason_quoting_the_output_is_redacted_in_the_draft(
+    project: Project, capsys: pytest.CaptureFixture[str], quoted: str
+) -> None:
+    """`--from-results` masks and redacts the failing output (an Exchange), but the draft's
+    `# failed CHECK: REASON` comments are the results file's reasons as they are, and a
+    reason may quote the output: starts_with shows its first 40 characters, a judge its
+    rationale. A system that answers with a customer's address (or echoes a token) puts
+    it in the committed draft's comments, where `# the output was:` is redacted."""
+    project.write_system(
+        f"def answer(case_input, system):\n    return {quoted!r} + ' is on file for you'\n"
+    )
+    expected = "Sorry, I cannot share account details with you"
+    project.write_cases([case("privacy", "what email do you have for me", starts_with=expected)])
+    assert main(["run", "--mode", "live", "--out", "r.json", "--quiet"]) in (0, 1)
+    capsys.readouterr()
+    assert main(["add", "--from-results", "r.json", "--case", "privacy", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "# the output was: " in out and "failed starts_with" in out
+    assert quoted not in out
