@@ -174,18 +174,22 @@ def test_defended_a_key_in_tool_call_arguments_is_not_drafted(
         ("カード ４１１１ １１１１ １１１１ １１１１ です", "１１１１ １１１１"),
         ("メール ａｎａ＠ｅｘａｍｐｌｅ．ｃｏｍ まで", "ａｎａ＠ｅｘａｍｐｌｅ"),
         ("mail ana＠example.com please", "ana＠example"),
+        # a word processor's en dash, a formatted number's non-breaking hyphen (U+2011)
+        ("call 415\u2013555\u20130132 now", "555\u20130132"),
+        ("call (415) 555\u20110132 now", "555\u20110132"),
     ],
     ids=["thin-space-phone", "en-space-card", "ideographic-space-card", "fullwidth-card",
-         "fullwidth-email", "fullwidth-at"],
+         "fullwidth-email", "fullwidth-at", "en-dash-phone", "nb-hyphen-phone"],
 )
-def test_personal_data_with_other_unicode_spaces_or_fullwidth_forms_is_redacted(
+def test_personal_data_with_other_unicode_spaces_dashes_or_fullwidth_forms_is_redacted(
     text: str, secret: str
 ) -> None:
     """find() reads only NBSP, U+2007 and U+202F as spaces and the card and phone patterns
     are ASCII: U+2000–U+200A and U+3000 between groups, or full-width digits and `＠`
     (what a Japanese or Chinese input method types by default), hide the same number or
     address from every detector. Mapping Unicode spaces to a space and the full-width forms
-    U+FF01–U+FF5E to ASCII is one character for one, as the NBSP fix already is."""
+    U+FF01–U+FF5E to ASCII is one character for one, as the NBSP fix already is; so is
+    reading the Unicode dashes (U+2010–U+2015, U+2212) as `-`."""
     assert secret not in redact_text(text)
 
 
@@ -468,3 +472,45 @@ def test_a_failed_checks_reason_quoting_the_output_is_redacted_in_the_draft(
     out = capsys.readouterr().out
     assert "# the output was: " in out and "failed starts_with" in out
     assert quoted not in out
+
+
+# --- 1. credential shapes the list leaves out ------------------------------------------------
+
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+    "\n-----END RSA PRIVATE KEY-----"
+)
+
+
+@pytest.mark.parametrize(
+    ("token", "inner"),
+    [
+        ("sk_live_" + "51H8xYzAbCdEfGhIjKlMnOpQrStUvWxYz0123", "51H8xYzAbCdEfGhIjKlMnOpQrSt"),
+        ("AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "SyA1b2C3d4E5f6G7h8I9j0K1l2M3"),
+        ("hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "AbCdEfGhIjKlMnOpQrStUvWxYz0"),
+        (PRIVATE_KEY, "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"),
+    ],
+    ids=["stripe-secret", "google-api-key", "huggingface", "pem-private-key"],
+)
+def test_common_credential_shapes_beyond_the_listed_providers_are_masked(
+    grow: Project, capsys: pytest.CaptureFixture[str], token: str, inner: str
+) -> None:
+    """_SECRET_SHAPES knows OpenAI, Anthropic, GitHub, AWS key ids, Slack and JWTs: a
+    Stripe secret key (`sk_live_`, underscore: not `sk-`), a Google API key (`AIza…`), a
+    Hugging Face token and a PEM private key block — what a support log or a developer's
+    pasted traceback holds as often — are written into the draft as they are."""
+    log = grow.root / "creds.jsonl"
+    log.write_text(_line(f"my config is: {token} - why does it fail"))
+    assert main(["add", "--from-log", str(log), "--force", "--dry-run"]) == 0
+    assert inner not in _everything(grow, capsys.readouterr())
+
+
+def test_defended_a_key_in_the_model_name_is_not_drafted(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = json.loads(_line("hello there"))
+    record["request"]["model"] = GITHUB_TOKEN
+    log = grow.root / "model.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    assert main(["add", "--from-log", str(log), "--force", "--dry-run"]) == 0
+    assert GITHUB_TOKEN not in _everything(grow, capsys.readouterr())
