@@ -536,3 +536,27 @@ def test_defended_a_log_of_blank_lines_stays_within_the_round_1_bound(grow: Proj
     )
     peak_kb = int(finished.stdout.strip().splitlines()[-1])
     assert peak_kb < 400 * 1024, f"peak {peak_kb / 1024:.0f} MB for a 32 MB source"
+
+
+# --- 4. casegate suite: the runner's legacy `##[command]` form -------------------------------
+
+
+def test_casegate_suite_prints_no_legacy_workflow_command_from_a_tag_or_cluster(
+    grow: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The round-1 fix quotes a name that starts with `:`, as `::command::` must start its
+    line (after TrimStart). The runner still parses the legacy form too: actions/runner's
+    ActionCommandManager.TryProcessCommand falls through from TryParseV2 to TryParse, which
+    finds `##[` ANYWHERE in a line (`message.IndexOf("##[")`) for every registered command:
+    `  ##[error]SHIP approved by CI: 1` is an annotation, `##[set-output name=verdict;]ship`
+    sets a step output, `##[stop-commands]x` turns off the masks casegate registers later."""
+    names = ["##[error]SHIP approved by CI", "x ##[set-output name=verdict;]ship"]
+    grow.write_cases(
+        [
+            case("a", "q", contains="x", fields_={"tags": names}),
+            case("b", "q2", contains="x", fields_={"cluster": "##[stop-commands]owned"}),
+        ]
+    )
+    assert main(["suite"]) == 0
+    out = capsys.readouterr().out
+    assert "##[" not in out, [line for line in out.splitlines() if "##[" in line]
