@@ -82,8 +82,7 @@ def test_a_batch_custom_id_holding_the_suites_key_never_reaches_the_draft(
     body = {"choices": [{"message": {"role": "assistant", "content": "no"}}]}
     log = grow.root / "batch.jsonl"
     log.write_text(
-        json.dumps({"custom_id": LIVE_KEY, "request": request, "response": {"body": body}})
-        + "\n"
+        json.dumps({"custom_id": LIVE_KEY, "request": request, "response": {"body": body}}) + "\n"
     )
     assert main(["add", "--from-log", str(log), "--force", "--dry-run"]) == 0
     assert LIVE_KEY not in _everything(grow, capsys.readouterr())
@@ -116,9 +115,7 @@ def test_the_suites_key_split_by_an_invisible_character_or_a_line_wrap_is_masked
     assert LIVE_KEY not in everything.replace("\\u200b", "").replace("\\n", "")
 
 
-@pytest.mark.parametrize(
-    "before", ["\\n", "\\t", "%3D", "%22", "api_key_"], ids=repr
-)
+@pytest.mark.parametrize("before", ["\\n", "\\t", "%3D", "%22", "api_key_"], ids=repr)
 def test_a_credential_after_an_escape_or_url_encoding_is_masked(
     grow: Project, capsys: pytest.CaptureFixture[str], before: str
 ) -> None:
@@ -153,8 +150,7 @@ def test_defended_a_key_in_tool_call_arguments_is_not_drafted(
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     log = grow.root / "tools.jsonl"
     log.write_text(
-        json.dumps({"request": request, "response": {"choices": [{"message": message}]}})
-        + "\n"
+        json.dumps({"request": request, "response": {"choices": [{"message": message}]}}) + "\n"
     )
     assert main(["add", "--from-log", str(log), "--force", "--dry-run"]) == 0
     assert LIVE_KEY not in _everything(grow, capsys.readouterr())
@@ -178,8 +174,16 @@ def test_defended_a_key_in_tool_call_arguments_is_not_drafted(
         ("call 415\u2013555\u20130132 now", "555\u20130132"),
         ("call (415) 555\u20110132 now", "555\u20110132"),
     ],
-    ids=["thin-space-phone", "en-space-card", "ideographic-space-card", "fullwidth-card",
-         "fullwidth-email", "fullwidth-at", "en-dash-phone", "nb-hyphen-phone"],
+    ids=[
+        "thin-space-phone",
+        "en-space-card",
+        "ideographic-space-card",
+        "fullwidth-card",
+        "fullwidth-email",
+        "fullwidth-at",
+        "en-dash-phone",
+        "nb-hyphen-phone",
+    ],
 )
 def test_personal_data_with_other_unicode_spaces_dashes_or_fullwidth_forms_is_redacted(
     text: str, secret: str
@@ -212,9 +216,7 @@ def test_defended_the_unicode_email_pattern_is_linear_on_adversarial_text() -> N
 # --- 5. the draft must load back as the draft ------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "text", ["my order never came...", "see http:...", "x\n..."], ids=repr
-)
+@pytest.mark.parametrize("text", ["my order never came...", "see http:...", "x\n..."], ids=repr)
 def test_a_text_ending_in_an_ellipsis_drafts_as_written(text: str) -> None:
     """The `|+` fix strips a trailing `...\\n` from every key's dump, not just PyYAML's
     document-end marker: a plain scalar ending in `...` (a message trailing off, the most
@@ -227,7 +229,8 @@ def test_a_text_ending_in_an_ellipsis_drafts_as_written(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["a\n---\nb", "  lead\nx", "key: v\n- x", "x\r\ny", "%YAML 1.1\n---", "\n\nx"],
+    "text",
+    ["a\n---\nb", "  lead\nx", "key: v\n- x", "x\r\ny", "%YAML 1.1\n---", "\n\nx"],
     ids=repr,
 )
 def test_defended_document_markers_indentation_and_keys_in_a_text_draft_as_written(
@@ -357,8 +360,12 @@ def test_rank_compares_no_draft_with_the_suite_over_more_than_the_capped_length(
     def long_text() -> str:
         return " ".join("".join(rng.choice("abcdefgh") for _ in range(5)) for _ in range(16_500))
 
-    grow.write_cases([case("known", "what are your opening hours", contains="9"),
-                      case("long-doc", long_text(), contains="x")])
+    grow.write_cases(
+        [
+            case("known", "what are your opening hours", contains="9"),
+            case("long-doc", long_text(), contains="x"),
+        ]
+    )
     log = grow.root / "long.jsonl"
     log.write_text("".join(_line(long_text()) for _ in range(3)))
     compared: list[int] = []
