@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ LIVE_KEY = "sk-proj-4f1c9d2b7a0e8c6b5d3a1f9e7c5b3a1d"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def _line(text: str, output: str = "wrong answer", metadata: dict | None = None) -> str:
+def _line(text: str, output: str = "wrong answer", metadata: dict[str, str] | None = None) -> str:
     request = {"model": "m", "messages": [{"role": "user", "content": text}]}
     response = {"choices": [{"message": {"role": "assistant", "content": output}}]}
     record = {"request": request, "response": response}
@@ -48,11 +49,11 @@ def _no_remembered_keys() -> object:
     secrets.forget_all()
 
 
-def _everything(grow: Project, captured: pytest.CaptureResult[str]) -> str:
+def _everything(grow: Project, captured: Any) -> str:
     written = "".join(
         p.read_text() for p in (grow.root / "cases").glob("*.yaml") if p.name != "cases.yaml"
     )
-    return captured.out + captured.err + written
+    return str(captured.out) + str(captured.err) + written
 
 
 # --- 1. secrets: fields that skip _without_secrets ----------------------------------------
@@ -353,6 +354,8 @@ def test_rank_compares_no_draft_with_the_suite_over_more_than_the_capped_length(
     capped, as clustering's are."""
     import random
 
+    from rapidfuzz import process
+
     from gate.grow import nearby, rank
 
     rng = random.Random(1)
@@ -369,13 +372,13 @@ def test_rank_compares_no_draft_with_the_suite_over_more_than_the_capped_length(
     log = grow.root / "long.jsonl"
     log.write_text("".join(_line(long_text()) for _ in range(3)))
     compared: list[int] = []
-    real = nearby.process.extractOne
+    real = process.extractOne
 
     def counting(query, choices, *args, **kwargs):  # type: ignore[no-untyped-def]
         compared.append(max(len(query), *(len(c) for c in dict(choices).values())))
         return real(query, choices, *args, **kwargs)
 
-    monkeypatch.setattr(nearby.process, "extractOne", counting)
+    monkeypatch.setattr(nearby.process, "extractOne", counting)  # type: ignore[attr-defined]
     assert main(["add", "--from-log", str(log), "--rank", "--dry-run", "--force"]) == 0
     assert compared and max(compared) <= rank.COMPARED_CHARS, compared
 
