@@ -172,7 +172,9 @@ def render(drafts: list[Draft], header: list[str]) -> str:
             # A text ending in blank lines is dumped as a `|+` block, which PyYAML closes
             # with a `...` document end: inside the list it would end the file there. The
             # blank lines themselves are the text's and stay (only the last newline goes).
-            body = body.removesuffix("...\n").removesuffix("\n")
+            if body.endswith("\n...\n"):  # a line of its own at column 0: the document
+                body = body[: -len("...\n")]  # end after a `|+` block, never the text's
+            body = body.removesuffix("\n")
             for number, text in enumerate(body.split("\n")):
                 lines.append(("- " if index == 0 and number == 0 else "  ") + text)
     return "\n".join(lines) + "\n"
