@@ -92,8 +92,10 @@ def write(args: argparse.Namespace, loaded: Any, drafts: list[Draft]) -> list[Pa
     targets = _targets(args, loaded, drafts)
     texts = {path: render(chunk, HEADER) for path, chunk in targets.items()}
     if args.dry_run:  # the YAML alone on stdout: what is said about it goes to stderr
-        for text in texts.values():
-            print(text.rstrip("\n"))
+        from gate.secrets import redact
+
+        for text in texts.values():  # masked as a written file is (gate.files)
+            print(redact(text.rstrip("\n")))
         return []
     return write_new_files(
         texts,

@@ -146,6 +146,8 @@ def _redacted(exchange: Exchange, loaded: Any, tally: Counter[str]) -> Exchange:
             "flagged": exchange.flagged,
             "fields": dict(exchange.fields),
             "metadata": dict(exchange.metadata),
+            "ids": list(exchange.ids),
+            "file": exchange.file,
         },
         keys,
     )
@@ -163,6 +165,8 @@ def _redacted(exchange: Exchange, loaded: Any, tally: Counter[str]) -> Exchange:
         flagged=clean["flagged"],
         fields=clean["fields"],
         metadata=clean["metadata"],
+        ids=tuple(clean["ids"]),
+        file=clean["file"],
     )
 
 
@@ -171,9 +175,14 @@ def _redacted(exchange: Exchange, loaded: Any, tally: Counter[str]) -> Exchange:
 #: pasted key, an error echoing it) must not become a committed case. Always masked, even
 #: under --no-redact, which is about personal data.
 _SECRET_SHAPES = re.compile(
-    r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
+    # No word boundary before: `\nghp_…` (an escaped newline), `%3Dghp_…`, `api_key_ghp_…`
+    # all end in a token, and the prefixes are distinctive enough alone.
+    r"(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|sk_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
+    r"|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z))",
+    re.DOTALL,
 )
 
 
@@ -198,8 +207,11 @@ def _without_secrets(exchange: Exchange, tally: Counter[str]) -> Exchange:
         tool_calls=tuple(cleaned(call) for call in exchange.tool_calls),
         error=clean(exchange.error),
         flagged=clean(exchange.flagged),
-        fields={key: cleaned(value) for key, value in exchange.fields.items()},
+        fields={cleaned(key): cleaned(value) for key, value in exchange.fields.items()},
         metadata={key: cleaned(value) for key, value in exchange.metadata.items()},
+        # Ids and the file name reach the draft's provenance and every message about it.
+        ids=tuple(cleaned(found) for found in exchange.ids),
+        file=cleaned(exchange.file),
     )
     if not tally["secret"]:
         del tally["secret"]
