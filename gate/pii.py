@@ -125,7 +125,16 @@ _PHONE = re.compile(
     re.ASCII | re.IGNORECASE,
 )
 _DIGIT = re.compile(r"\d").search
-_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
+#: what `find` reads as its ASCII look-alike, one character for one (so every position found
+#: is a position in the text): every Unicode space (no-break, thin, en, ideographic …), every
+#: dash and the minus sign, and the full-width forms (U+FF01 to U+FF5E) of East Asian text
+_SPACES = str.maketrans(
+    {
+        **dict.fromkeys([0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000], " "),
+        **dict.fromkeys([*range(0x2010, 0x2016), 0x2212, 0xFE63, 0xFF0D], "-"),
+        **{code: chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F) if code != 0xFF0D},
+    }
+)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_SHAPE = re.compile(r"\d{2}[ .-]\d{2}[ .-]\d{4}")
 #: file name suffixes that are no top-level domain: `logo@2x.png` is an image, not an address
@@ -317,8 +326,7 @@ def _spans(
 def find(text: str) -> list[Finding]:
     """The personal data in `text`, in order, never overlapping: where two detectors claim
     the same characters, the one earlier in KINDS keeps them."""
-    # No-break and narrow spaces (HTML-derived text, French typography) read as spaces; one
-    # character for one, so every position found is a position in `text`.
+    # Unicode spaces, dashes and full-width forms read as their ASCII look-alikes (_SPACES).
     text = text.translate(_SPACES)
     taken = bytearray(len(text))
     found: list[Finding] = []

@@ -25,16 +25,12 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from gate.grow.exchange import Exchange
-from gate.grow.nearby import THRESHOLD
+from gate.grow.nearby import COMPARED_CHARS, THRESHOLD
 
 #: texts compared at once inside one bucket (WINDOW² scores in memory, about 90 kB)
 WINDOW = 300
 #: blocking keys a text is filed under
 KEYS_PER_TEXT = 2
-#: characters of a text's sorted words that clustering compares: the ratio is quadratic in
-#: length, and a 100,000-character pair took up to half a second (a hostile export holds
-#: thousands); two requests alike over their first 4,000 sorted characters are alike enough
-COMPARED_CHARS = 4_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,10 +99,11 @@ def text(found: Composition, holdout: str | None = None) -> str:
 
 def _name(name: str) -> str:
     """A tag, cluster or case name as the pull request wrote it, safe to print: control
-    characters escaped (no terminal escape), one line, and quoted when it starts with `:`
-    or a space, so no line of the output can begin a workflow command (`::error::`), which
-    the runner finds after leading spaces too."""
-    shown = one_line(name)
+    characters escaped (no terminal escape), one line, quoted when it starts with `:` or a
+    space, so no line of the output can begin a workflow command (`::error::`, which the
+    runner finds after leading spaces too), and `##[` broken up."""
+    # The runner also reads the older `##[command]` form anywhere in a line: broken up.
+    shown = one_line(name).replace("##[", "#\\#[")
     return json.dumps(shown) if shown.lstrip().startswith(":") or shown != shown.strip() else shown
 
 
