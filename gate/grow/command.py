@@ -364,11 +364,24 @@ def _from_results(args: argparse.Namespace, loaded: Any, cases: list[Any]) -> in
 
     failure = read_failure(args.from_results, args.source_case, cases)
     tally: Counter[str] = Counter()
-    exchange = _without_secrets(failure.exchange, tally)
+    # The failed checks' reasons quote the output (`starts_with` shows its start, a judge its
+    # rationale): they ride through both steps as the exchange's messages do.
+    quoted = dataclasses.replace(
+        failure.exchange,
+        messages=(
+            *failure.exchange.messages,
+            *(Message("reason", reason) for _, reason in failure.failed),
+        ),
+    )
+    exchange = _without_secrets(quoted, tally)
     if args.no_redact:
         print(NOT_REDACTED, file=sys.stderr)
     else:
         exchange = _redacted(exchange, loaded, tally)
-    failure = type(failure)(failure.case, failure.failed, exchange, failure.origin)
+    own = len(failure.exchange.messages)
+    reasons = [message.text for message in exchange.messages[own:]]
+    failed = [(check, reason) for (check, _), reason in zip(failure.failed, reasons, strict=True)]
+    exchange = dataclasses.replace(exchange, messages=exchange.messages[:own])
+    failure = type(failure)(failure.case, failed, exchange, failure.origin)
     print(f"casegate: {_redaction_said(tally, 1)}", file=sys.stderr)
     return add_failure(args, loaded, cases, failure)

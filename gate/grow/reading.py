@@ -22,9 +22,10 @@ from gate.yamlfile import printable
 MAX_SOURCE_BYTES = 256 * MB
 #: one JSONL line: a request with a long conversation and its tools is well under 1 MB
 MAX_LINE_BYTES = 8 * MB
-#: JSON objects and lists one source may hold (`documents`): about 300 MB once parsed at
-#: worst, and some 100,000 OpenTelemetry spans
-MAX_CONTAINERS = 3_000_000
+#: JSON values one source may hold, counted as its `{`, `[` and `,` (an upper bound: each
+#: value but the first in a list or object follows a comma): about 300 MB once parsed at
+#: worst, and some 60,000 OpenTelemetry spans (10,000 take about 450,000)
+MAX_VALUES = 3_000_000
 #: problems listed before the rest are counted
 MAX_PROBLEMS = 20
 
@@ -52,15 +53,15 @@ def read_source(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise SourceError(located(name, line, "not UTF-8 text; export it as JSON")) from None
-    # What a parsed value costs is its objects and lists (~100 bytes of Python each against
-    # 2 of JSON), not its bytes: 32 MB of `{},` took a gigabyte. Counted before parsing
-    # (an upper bound: a brace inside a string counts too), refused past the cap.
-    containers = text.count("{") + text.count("[")
-    if containers > MAX_CONTAINERS:
+    # What a parsed value costs is its values (~50-100 bytes of Python each against 3-5 of
+    # JSON), not its bytes: 32 MB of `{},` took a gigabyte, of `"ab",` 600 MB. Counted
+    # before parsing, refused past the cap.
+    values = text.count("{") + text.count("[") + text.count(",")
+    if values > MAX_VALUES:
         raise SourceError(
-            f"{name}: holds about {containers:,} JSON objects and lists, more than the "
-            f"{MAX_CONTAINERS:,} one source may (each costs memory once read): split it (one "
-            "export per day or per service) and add from each part"
+            f"{name}: holds about {values:,} JSON values, more than the {MAX_VALUES:,} one "
+            "source may (each costs memory once read): split it (one export per day or per "
+            "service) and add from each part"
         )
     return text
 

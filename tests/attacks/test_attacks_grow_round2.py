@@ -260,7 +260,7 @@ def test_defended_line_separators_and_unicode_spaces_before_a_command_in_a_tag(
 
 
 def test_a_source_of_short_strings_does_not_take_gigabytes(grow: Project) -> None:
-    """MAX_CONTAINERS counts `{` and `[`, but a two-letter string costs as much as a small
+    """Round 1 counted only `{` and `[` (now MAX_VALUES counts `,` too), but a two-letter string costs as much as a small
     object: `"ab",` is 5 bytes of JSON and ~60 of Python (a 51-byte str and its list slot),
     one container for the lot. 32 MB peaks past the 400 MB the round-1 test allows `{},`,
     and the 256 MB a source may be takes ~4.5 GB (measured: 613 MB for 32 MB)."""
