@@ -98,6 +98,34 @@ def announce_keys(config: Any, environ: Mapping[str, str]) -> None:
             remember(value)
 
 
+#: what may stand between a secret's characters in text a person or a tool wrapped: any
+#: whitespace, a soft hyphen, the zero-width characters and the byte-order mark
+_GAP = "[\\s\u00ad\u200b-\u200d\u2060\ufeff]*"
+#: a secret shorter than this is not looked for spread out: too many false matches
+_SPREAD_MIN = 12
+#: the shortest start of a secret masked where a text ends in it
+_PREFIX_MIN = 8
+
+
+def redact_spread(text: str) -> str:
+    """`redact`, also finding a remembered secret with whitespace or invisible characters
+    between its characters (a log line wrapped inside a key, a zero-width space pasted
+    into it). For text casegate writes into files a person commits (`casegate add`); the
+    gaps hold no secret's character, so the match is linear. A text that ends in the first
+    _PREFIX_MIN or more characters of a secret (cut there by a length cap) loses them too."""
+    with _lock:
+        known = sorted((k for k in _known if len(k) >= _SPREAD_MIN), key=len, reverse=True)
+    for secret in known:
+        spread = _GAP.join(re.escape(char) for char in secret)
+        text = re.sub(spread, MASK, text)
+        # A text cut to a length (a reader's cap) may end inside a secret: its start goes too.
+        for end in range(len(secret) - 1, _PREFIX_MIN - 1, -1):
+            if text.endswith(secret[:end]):
+                text = text[:-end] + MASK
+                break
+    return redact(text)
+
+
 def forget_all() -> None:
     """Forget every remembered secret (for tests)."""
     global _pattern

@@ -318,6 +318,11 @@ def test_a_megabyte_of_adversarial_text_is_read_in_one_pass() -> None:
         "1:2:3:4:5:6:7:8:9 " * 55_000,
         "DE00 0000 0000 0000 0000 00 " * 36_000,
         "a@b.c1 " * 140_000,
+        # URL-encoded segments are decoded and searched once each, from a segment's start.
+        "a" * 1_000_000 + "%",
+        ("a" * 50 + "%zz") * 19_000,
+        "x%4" * 330_000,
+        ("q=%41%42" + "&") * 110_000,
     ]
     for text in hostile:
         assert find(text) == []

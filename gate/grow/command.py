@@ -193,7 +193,7 @@ def _without_secrets(exchange: Exchange, tally: Counter[str]) -> Exchange:
     def clean(text: str | None) -> str | None:
         if text is None:
             return None
-        masked = _SECRET_SHAPES.sub(secrets.MASK, secrets.redact(text))
+        masked = _SECRET_SHAPES.sub(secrets.MASK, secrets.redact_spread(text))
         tally["secret"] += masked.count(secrets.MASK) - text.count(secrets.MASK)
         return masked
 
