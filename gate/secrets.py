@@ -69,14 +69,14 @@ DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 def key_variables(config: Any) -> set[str]:
     """Every variable a config may read a key from: each `api_key_env` it names, anywhere,
-    and the providers' defaults."""
+    the held-out slice's `key_env`, and the providers' defaults."""
     found = set(DEFAULT_KEY_VARIABLES)
     stack = [config]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if key == "api_key_env" and isinstance(value, str):
+                if key in ("api_key_env", "key_env") and isinstance(value, str):
                     found.add(value)
                 else:
                     stack.append(value)
