@@ -33,8 +33,14 @@ _LINE_BREAKS = re.compile(r"\r\n|[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def flatten(text: str) -> str:
-    """`text` on one line: every line break (CR, LF, U+2028 …) becomes a space."""
-    return _LINE_BREAKS.sub(" ", text)
+    """`text` on one line: every line break (CR, LF, U+2028 …) becomes a space, and the
+    runner's older command form, `##[command]`, which it reads anywhere in a line, is
+    broken up (`#\\#[`)."""
+    return _LINE_BREAKS.sub(" ", text).replace("##[", LEGACY_BROKEN)
+
+
+#: `##[` as printed: the runner's legacy command parser looks for `##[` in every line
+LEGACY_BROKEN = "#\\#["
 
 
 def escape_data(text: str) -> str:

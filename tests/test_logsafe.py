@@ -165,3 +165,10 @@ def test_fit_summary_never_exceeds_the_limit(text: str, limit: int) -> None:
         assert writable.startswith(kept)
     else:
         assert fitted == writable
+
+
+@given(st.text(alphabet="#[]a:\n ", max_size=40))
+def test_no_flattened_or_one_line_text_holds_the_runners_legacy_command_form(text: str) -> None:
+    from gate.reporting.show import one_line
+
+    assert "##[" not in flatten(text) and "##[" not in one_line(text)

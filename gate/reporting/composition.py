@@ -102,8 +102,7 @@ def _name(name: str) -> str:
     characters escaped (no terminal escape), one line, quoted when it starts with `:` or a
     space, so no line of the output can begin a workflow command (`::error::`, which the
     runner finds after leading spaces too), and `##[` broken up."""
-    # The runner also reads the older `##[command]` form anywhere in a line: broken up.
-    shown = one_line(name).replace("##[", "#\\#[")
+    shown = one_line(name)  # `##[` broken up there: the runner reads it anywhere in a line
     return json.dumps(shown) if shown.lstrip().startswith(":") or shown != shown.strip() else shown
 
 

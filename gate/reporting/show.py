@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from gate.logsafe import LEGACY_BROKEN
 from gate.reporting.diffs import Op, diff_texts
 
 if TYPE_CHECKING:
@@ -58,8 +59,9 @@ def escaped(text: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """`text` escaped onto one line (a line break shown as \\n)."""
-    return text.translate(_ONE_LINE)
+    """`text` escaped onto one line (a line break shown as \\n), with the runner's older
+    command form `##[` broken up, since it is read anywhere in a line (gate.logsafe)."""
+    return text.translate(_ONE_LINE).replace("##[", LEGACY_BROKEN)
 
 
 def wants_colour(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
