@@ -13,6 +13,7 @@ import yaml
 from gate.cli import main
 from gate.suite.cases import NOTE_PLACEHOLDER, load_cases
 from tests.conftest import Project, case
+from tests.docs_text import page
 from tests.grow.test_sources import DATA
 
 
@@ -331,13 +332,13 @@ def test_every_exchange_passes_the_one_redaction_step_before_it_is_written(
     assert "# the output was: [redacted output]" in capsys.readouterr().out
 
 
-def test_the_readme_documents_every_option_of_add() -> None:
+def test_the_docs_document_every_option_of_add() -> None:
     import argparse
 
     from gate.cli import build_parser
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Growing the suite: `casegate add`", 1)[1].split("\n## ", 1)[0]
+    section = page("growing")
+    assert section.startswith("# Growing the suite: `casegate add`")
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     flags = {

@@ -24,6 +24,7 @@ from gate.github import action
 from gate.suite import starter
 from gate.suite.starter import FILES, starter_files
 from tests.cli.test_cli import casegate
+from tests.docs_text import page
 from tests.fakes.llm_server import FakeLLMServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,10 +108,9 @@ def test_this_repositorys_workflows_are_the_starter_ones() -> None:
             assert (REPO / name).read_text() == content, name
 
 
-def test_readme_shows_the_starter_files_verbatim() -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Use it in your repository") :]
-    section = section[: section.index("\n## ", 3)]
+def test_the_docs_show_the_starter_files_verbatim() -> None:
+    text = page("getting-started")
+    section = text[text.index("## Use it in your repository") :]
     for name, content in starter_files().items():
         assert content in section, name
 

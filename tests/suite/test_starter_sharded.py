@@ -13,6 +13,7 @@ import yaml
 
 from gate.cli import main
 from gate.suite.starter import starter_files
+from tests.docs_text import page
 
 REPO = Path(__file__).resolve().parents[2]
 SHARDED = ".github/workflows/casegate-sharded.yml"
@@ -80,6 +81,7 @@ def test_the_gate_job_runs_after_a_failed_shard_so_a_missing_part_fails_it() -> 
     assert all(s["with"]["persist-credentials"] is False for s in checkouts)
 
 
-def test_the_readme_shows_the_sharded_workflow_verbatim() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert starter_files("casegate/casegate@v1", shards=4)[SHARDED] in readme
+def test_the_docs_show_the_sharded_workflow_verbatim() -> None:
+    text = page("action")
+    section = text[text.index("## Sharding: one suite over many runners") :]
+    assert starter_files("casegate/casegate@v1", shards=4)[SHARDED] in section
