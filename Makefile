@@ -30,7 +30,7 @@ demo: $(RUNTIME)
 	@echo "--- the suite's committed history (history/support.jsonl):"
 	$(BIN)/casegate history trend
 
-# The agent example (examples/agent, README "Agent trajectories"): trajectory, retrieval and
+# The agent example (examples/agent, docs/checks.md "Agent trajectories"): trajectory, retrieval and
 # overlap metrics on a scripted stand-in agent, replayed from its committed recordings (no
 # keys, no network); its "be fast" candidate drops a step and calls a forbidden tool.
 .PHONY: demo-agent
@@ -45,7 +45,7 @@ demo-agent: $(RUNTIME)
 	$(BIN)/casegate compare -c $(AGENT)/casegate.yml $(AGENT)/baseline.json \
 		$(AGENT_OUT)/agent-candidate.json --format text
 	@echo "('casegate gate' on this pair exits 1: block)"
-# The RAG example (examples/rag, README "Graded judge and RAG metrics"): BM25 over docs/, a
+# The RAG example (examples/rag, docs/judge.md "Graded judge and RAG metrics"): BM25 over docs/, a
 # stand-in generator that returns its contexts, and a stand-in judge for the graded judge and
 # the RAG metrics, replayed from committed recordings (no keys, no network).
 RAG := examples/rag

@@ -26,7 +26,7 @@ MAX_CONFIG_BYTES = 20 * MB
 #: example suite's are 2-5 kB each; 20 MB is several thousand long responses.
 MAX_RECORDING_BYTES = 20 * MB
 #: A results file (or baseline) holds every case's outputs: about 1.3 kB a case with one
-#: sample, so a 100,000-case run (the largest the README's Speed figures measure) writes
+#: sample, so a 100,000-case run (the largest docs/speed.md's figures measure) writes
 #: about 130 MB, and with more samples more. It is casegate's own output, read back by
 #: `compare`, `gate` and `check`: the limit only stops what no run of a real suite writes.
 MAX_RESULTS_BYTES = 256 * MB

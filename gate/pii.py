@@ -7,7 +7,7 @@ placeholder throughout one call, so a redacted conversation still reads consiste
 `no_pii` check (gate.checks.privacy) and `casegate add` both read them.
 
 What counts is chosen to be predictable, and to leave alone what only looks like a number
-someone owns (the README's "Privacy" lists the near-misses):
+someone owns (docs/checks.md, "Privacy", lists the near-misses):
 
 - an **email** has a dotted domain ending in two letters or more (`user@localhost` is not one);
 - a **phone** starts with `+` and holds 8 to 15 digits, or has a national shape: North

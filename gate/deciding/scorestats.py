@@ -157,7 +157,7 @@ def pass_hat_k_variance(passes: int, samples: int, k: int) -> float:
     The delta method, (k p^(k-1))^2 p (1 - p)/n at p = c/n, gave a case with every sample
     alike no variance at all, and with n = k most cases are alike: an independent
     simulation shipped 16-18% of suites at the floor where the level was 2%; this bound
-    ships at most 0.9% there (bench/score_simulation.py, README)."""
+    ships at most 0.9% there (bench/score_simulation.py, docs/statistics.md)."""
     smoothed = ((passes + 1) / (samples + 2)) ** k
     return (k / samples) * smoothed * (1 - smoothed)
 

@@ -178,7 +178,7 @@ def flat_metadata(raw: Any) -> dict[str, str]:
     return flat
 
 
-#: metadata a person sets to flag an exchange for the suite (README: Growing the suite)
+#: metadata a person sets to flag an exchange for the suite (docs/growing.md)
 FLAG_KEYS = ("casegate.flagged", "casegate_flagged")
 #: user feedback keys whose negative value flags an exchange
 FEEDBACK_KEYS = ("user.feedback", "user_feedback", "feedback")

@@ -87,7 +87,7 @@ def require_pins(loaded: LoadedConfig, cases: Sequence[Case]) -> None:
             example = "provider, model" if key == "embeddings" else "model"
             problems.extend(
                 f"{case.source}:{case.line}: case {case.id!r} uses {check} but {loaded.path} "
-                f"has no `{key}:` block; add one ({example}), as the README's Checks section shows"
+                f"has no `{key}:` block; add one ({example}), as casegate's docs/checks.md shows"
                 for case in users[:LISTED]
             )
     if problems:

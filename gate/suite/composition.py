@@ -20,7 +20,7 @@ from gate.suite.cases import Case
 
 #: a case added within this many days (today included) is a recent addition
 RECENT_DAYS = 30
-#: the JSON's schema: its keys are documented in the README and kept stable
+#: the JSON's schema: its keys are documented in docs/cases.md and kept stable
 SCHEMA = "casegate.suite/1"
 
 
@@ -65,7 +65,7 @@ class Composition:
         return self.explained / self.cases if self.cases else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (`casegate suite --format json`): keys as the README lists them."""
+        """The JSON form (`casegate suite --format json`): keys as docs/cases.md lists them."""
 
         def day(value: dt.date | None) -> str | None:
             return None if value is None else value.isoformat()

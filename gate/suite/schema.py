@@ -118,7 +118,7 @@ def _expect_schema() -> dict[str, Any]:
     for name in sorted(checks.KNOWN_KEYS):
         factory = checks.REGISTRY.get(name)
         doc = inspect.getdoc(factory) if factory is not None else None
-        first = doc.splitlines()[0] if doc else f"`{name}` (see the README's Checks)"
+        first = doc.splitlines()[0] if doc else f"`{name}` (see docs/checks.md)"
         properties[name] = {"description": first}
     return {"type": "object", "properties": properties, "additionalProperties": False}
 

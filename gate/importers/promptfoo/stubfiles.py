@@ -19,7 +19,7 @@ def checks_module(stubs: Sequence[Stub]) -> str:
         "",
         "casegate never runs promptfoo's code: each check below fails, saying so, until a",
         "person ports it. A check receives the output text and the case, and returns a bool",
-        'or (bool, reason); see "Checks" in casegate\'s README.',
+        "or (bool, reason); see casegate's docs/checks.md.",
         '"""',
         "",
         "from __future__ import annotations",
