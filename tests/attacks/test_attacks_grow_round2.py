@@ -20,6 +20,7 @@ from gate.cli import main
 from gate.grow.draft import Draft, make_case, render
 from gate.pii import redact_text
 from gate.yamlfile import load_yaml
+from tests.attacks.test_attacks_grow_round1 import add_peak_kb
 from tests.conftest import Project, case
 
 LIVE_KEY = "sk-proj-4f1c9d2b7a0e8c6b5d3a1f9e7c5b3a1d"
@@ -268,16 +269,7 @@ def test_a_source_of_short_strings_does_not_take_gigabytes(grow: Project) -> Non
     source = grow.root / "spans.json"
     # One escaped lone surrogate makes `parsed` copy every list once more (_whole).
     source.write_text('{"resourceSpans": ["\\ud800", ' + '"ab",' * count + '"ab"]}')
-    code = (
-        "import resource\n"
-        "from gate.cli import main\n"
-        f"main(['add', '--from-otel', {str(source)!r}, '--dry-run', '--force'])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
-    )
-    finished = subprocess.run(
-        [sys.executable, "-c", code], cwd=grow.root, capture_output=True, text=True, check=False
-    )
-    peak_kb = int(finished.stdout.strip().splitlines()[-1])
+    peak_kb = add_peak_kb(grow, source)
     assert peak_kb < 400 * 1024, f"peak {peak_kb / 1024:.0f} MB for a 32 MB source"
 
 
