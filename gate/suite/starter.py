@@ -55,6 +55,12 @@ PROVIDERS: dict[str, dict[str, str]] = {
     "command": {"command/casegate.yml": "casegate.yml", "command/system.py": "system.py"},
 }
 
+#: provider → the code behind the system that init writes: a change to it changes answers, so
+#: the workflows' `paths:` filters list it beside the prompts and the cases
+CODE_PATHS = {"python": ("system.py",), "command": ("system.py",)}
+#: the line in every workflow's `paths:` filter after which the code's paths go
+_LAST_SUITE_PATH = '      - "casegate.yml"\n'
+
 #: what `casegate record` does for each provider, in the next steps init prints
 _RECORDS = {
     "python": "calls answer() in system.py once per case (a stub until you replace it)",
@@ -77,6 +83,7 @@ def starter_files(
         del chosen[PULL_REQUEST]
         chosen[".github/workflows/casegate-sharded.yml"] = SHARDED
     matrix = json.dumps([f"{index}/{shards}" for index in range(1, (shards or 0) + 1)])
+    code = "".join(f'      - "{path}"\n' for path in CODE_PATHS.get(provider, ()))
     return {
         destination: _schema_line(destination, action)
         + (scaffold / source)
@@ -84,6 +91,7 @@ def starter_files(
         .replace("{{ action }}", action)
         .replace("{{ shards }}", matrix)
         .replace("{{ branch }}", branch)
+        .replace(_LAST_SUITE_PATH, _LAST_SUITE_PATH + code)
         for destination, source in chosen.items()
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import re
@@ -505,6 +506,34 @@ def test_the_stub_system_answers_at_once_so_the_next_commands_work(
         "refund-window": "fail",
         "no-promised-delivery-date": "pass",
     }
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "python", "command"])
+@pytest.mark.parametrize("shards", [None, 2])
+def test_the_workflows_run_when_any_file_init_wrote_for_the_system_changes(
+    provider: str, shards: int | None
+) -> None:
+    # A pull request that edits only system.py changes every answer: a `paths:` filter that
+    # leaves it out would never run the check the pull request must pass.
+    written = starter_files(provider=provider, shards=shards)
+    answers_from = [
+        name for name in written if not name.startswith(".github/") and name != ".gitignore"
+    ]
+    for name, content in written.items():
+        workflow = yaml.safe_load(content) if name.startswith(".github/") else None
+        if not workflow:
+            continue
+        triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+        for event in ("pull_request", "push"):
+            patterns = (triggers.get(event) or {}).get("paths")
+            if patterns is None:
+                continue
+            for path in answers_from:
+                assert any(fnmatch.fnmatch(path, p.replace("**", "*")) for p in patterns), (
+                    name,
+                    event,
+                    path,
+                )
 
 
 def test_init_appends_to_a_gitignore_once_and_keeps_what_was_there(
