@@ -333,12 +333,14 @@ def produce_and_judge(
     said = tuple(ground.plan.describe())
     output = ""
     if ground.recorded is not None and not parts:
-        said = (REPLAYED_IN_GATE, *said)
         candidate, custom = replayed_candidate(
             loaded, cases, ground.recorded, reference=ground.baseline,
             selection=selection.to_dict() if selection is not None else None,
             ruler=ruler, judge_custom=judge_custom,
         )  # fmt: skip
+        # The sandbox held only the custom checks' process: with none, nothing of the suite
+        # ran, and lines about what confined it would describe a run that never happened.
+        said = (REPLAYED_IN_GATE, *(said if custom is not None else ()))
         # How often the judge disagrees with itself: asked as the replay asked its verdicts,
         # as often as the ruler's pin says.
         candidate = consistency.asked_again(candidate, cases, loaded, "replay", ruled_by=ruler)

@@ -185,9 +185,26 @@ def plan(
         "no new privileges) before any of the suite's code is imported",
         "it writes only a folder of its own (HOME and TMPDIR are in it); the gate reads "
         "that folder as untrusted data",
-        "the step's file commands, the event file and the Docker socket are closed to it",
+        *_closed_line(hidden, environ),
     )
     return SandboxPlan(mode, who, replay, protections, (), hidden)
+
+
+def _closed_line(hidden: Sequence[Path], environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Name what was closed, as found: on a laptop there are no file commands or event file,
+    and a line saying they were closed would describe a CI job that is not this one."""
+    commands = {str(environ[name]) for name in FILE_COMMANDS if environ.get(name)}
+    event = environ.get("GITHUB_EVENT_PATH")
+    kinds = [
+        *(["the step's file commands"] if commands else []),
+        *(["the event file"] if event else []),
+        *(
+            ["the Docker socket"]
+            if any(str(path) not in commands and str(path) != event for path in hidden)
+            else []
+        ),
+    ]
+    return (f"closed to it: {', '.join(kinds)}",) if kinds else ()
 
 
 def _closable(environ: Mapping[str, str]) -> Iterator[Path]:

@@ -243,7 +243,7 @@ def test_not_root_require_refuses_and_auto_says_what_is_missing(open_tmp: Path) 
         copy = shutil.copytree if source.is_dir() else shutil.copy
         copy(source, project / name)
     (project / "examples").mkdir()
-    for name in ("support_bot.py", "standin_embeddings.py"):
+    for name in ("support_bot.py", "standin_embeddings.py", "standin_judge.py"):
         shutil.copy(REPO / "examples" / name, project / "examples" / name)
     user = identity()
     for path in [project, *project.rglob("*")]:
@@ -251,7 +251,20 @@ def test_not_root_require_refuses_and_auto_says_what_is_missing(open_tmp: Path) 
 
     def check(mode: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-I", "-m", "gate", "check", "--sandbox", mode, "--quiet"],
+            # live: the suite's code runs (a replay without custom checks runs none of it,
+            # and its log says nothing of a sandbox)
+            [
+                sys.executable,
+                "-I",
+                "-m",
+                "gate",
+                "check",
+                "--mode",
+                "live",
+                "--sandbox",
+                mode,
+                "--quiet",
+            ],
             cwd=project,
             user=user.uid,
             group=user.gid,
