@@ -159,10 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--report", type=Path, help="markdown report (default: beside the results)")
     check.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML")
-    check.add_argument(
+    base = check.add_mutually_exclusive_group()
+    base.add_argument(
         "--base",
         metavar="REF",
-        help="read the ruler (gate rule, cases, baseline) from this commit, as a pull request is",
+        help="read the ruler (gate rule, cases, baseline) from this commit, as a pull request "
+        "is (default on a branch other than the default one: its merge base with it)",
+    )
+    base.add_argument(
+        "--no-base",
+        action="store_true",
+        help="compare with the working copy's baseline and ruler, even on a branch",
     )
     check.add_argument(
         "--accept-ruler-change",

@@ -156,6 +156,18 @@ def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
     )
 
 
+def _imply_base(args: argparse.Namespace) -> None:
+    """On a branch, judge as its pull request will be: the ruler from the merge base."""
+    from gate.suite.branches import implied_base
+
+    if args.base or args.no_base or args.parts:
+        return
+    found = implied_base(args.config.resolve().parent)
+    if found is not None:
+        args.base = found.commit
+        print(found.describe(), file=sys.stderr)
+
+
 def _head_commit() -> str | None:
     """The working tree's commit, which a local `check --base` verifies."""
     from gate.deciding.basetree import git
@@ -177,6 +189,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gate.reporting.junit import write_junit
 
     loaded, cases = load(args)
+    _imply_base(args)
     with tempfile.TemporaryDirectory(prefix="casegate-base-") as scratch:
         ruling = _local_ruling(args, Path(scratch)) if args.base else None
         outcome = pipeline.check(

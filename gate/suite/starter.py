@@ -16,18 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 from importlib import resources
 from pathlib import Path
 
 from gate.errors import ConfigError
-from gate.files import GIT_HARDENING, cannot_write, write_new_files
+from gate.files import cannot_write, write_new_files
 from gate.suite import schema
+from gate.suite.branches import BRANCH_PATTERN, DEFAULT_BRANCH, default_branch
 
 DEFAULT_ACTION = "casegate/casegate@v1"
-DEFAULT_BRANCH = "main"
-#: a branch name the baseline workflow's `branches:` list can hold as it is
-BRANCH_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}"
 DEFAULT_PROVIDER = "openai"
 GITIGNORE = ".gitignore"
 
@@ -193,38 +190,6 @@ def next_steps(target: Path, provider: str) -> list[str]:
         ]
     width = max(len(command) for command, _ in commands)
     return [f"  {command:<{width}}  # {what}" for command, what in commands]
-
-
-def default_branch(target: Path) -> tuple[str, str]:
-    """The branch merges land on in the repository at `target`, and how it was found.
-
-    The remote's HEAD says it; else the one of `main` and `master` the repository has;
-    else `main`. Never the branch checked out now: casegate is often added on a branch.
-    """
-
-    def git(*args: str) -> list[str]:
-        try:
-            done = subprocess.run(
-                ["git", *GIT_HARDENING, "-C", str(target), *args],  # noqa: S607 - from PATH
-                capture_output=True,
-                text=True,
-                timeout=10,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return []
-        return done.stdout.split() if done.returncode == 0 else []
-
-    remote = git("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
-    if remote and remote[0].startswith("origin/"):
-        name = remote[0].removeprefix("origin/")
-        if re.fullmatch(BRANCH_PATTERN, name):
-            return name, "the remote's default branch"
-    local = git("for-each-ref", "--format=%(refname:short)", "refs/heads/main", "refs/heads/master")
-    if len(local) == 1:
-        return local[
-            0
-        ], f"the repository has {local[0]} and no {'master' if local[0] == 'main' else 'main'}"
-    return DEFAULT_BRANCH, "no default branch found"
 
 
 def cmd_init(args: argparse.Namespace) -> int:

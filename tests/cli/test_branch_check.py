@@ -1,0 +1,122 @@
+"""A check on a branch is judged as its pull request will be: against the merge base.
+
+The trap this closes: on a branch, `casegate baseline --mode record` rewrites the
+baseline with the branch's own answers, and a check against that file finds nothing
+changed, so it ships the regression the branch brought."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from gate.cli import main
+from gate.suite.branches import implied_base
+from tests.conftest import Project, case
+from tests.fakes.actions import git, init_repository
+
+CASES = [
+    case("greet", "hello", contains="hello", fields_={"critical": True}),
+    case("echo", "world", contains="world"),
+]
+BROKEN = "def answer(case_input, system):\n    return 'nothing useful'\n"
+
+
+@pytest.fixture
+def repo(project: Project) -> Project:
+    """A repository on main whose one commit holds a baseline; then a branch off it."""
+    project.write_cases(CASES)
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-q", "-b", "feature", cwd=project.root)
+    return project
+
+
+def break_and_rebaseline(repo: Project) -> None:
+    repo.write_system(BROKEN)
+    sys.modules.pop(repo.module, None)  # `baseline` runs in this process: import it afresh
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0  # the branch's own answers
+    git("commit", "-qam", "a regression, and a baseline that agrees with it", cwd=repo.root)
+
+
+def test_a_plain_check_on_a_branch_blocks_what_its_own_baseline_would_hide(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    break_and_rebaseline(repo)
+    capsys.readouterr()
+    assert main(["check", "--mode", "live", "--quiet"]) == 1
+    captured = capsys.readouterr()
+    merge_base = git("rev-parse", "main", cwd=repo.root)
+    assert (
+        f"check: branch 'feature' is judged as its pull request into 'main' will be: the gate "
+        f"rule, cases and baseline are read from their merge base {merge_base[:12]}"
+    ) in captured.err
+    assert "1 critical case(s) passed on the baseline and fail on the candidate" in captured.out
+    # The way back to the working copy's baseline is named and works.
+    assert main(["check", "--mode", "live", "--quiet", "--no-base"]) == 0
+    assert "judged as its pull request" not in capsys.readouterr().err
+
+
+def test_on_the_default_branch_the_working_copy_is_the_ruler(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git("checkout", "-q", "main", cwd=repo.root)
+    break_and_rebaseline(repo)  # the baseline workflow's own refresh, say
+    assert main(["check", "--mode", "live", "--quiet"]) == 0
+    assert "judged as its pull request" not in capsys.readouterr().err
+
+
+def test_an_explicit_base_wins(repo: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    break_and_rebaseline(repo)
+    capsys.readouterr()
+    assert main(["check", "--mode", "live", "--quiet", "--base", "HEAD"]) == 0
+    assert "judged as its pull request" not in capsys.readouterr().err
+
+
+def test_base_and_no_base_together_are_refused(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["check", "--base", "main", "--no-base"])
+    assert raised.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_the_merge_base_is_where_the_branch_left_not_the_default_branchs_tip(
+    repo: Project,
+) -> None:
+    left_at = git("rev-parse", "HEAD", cwd=repo.root)
+    git("commit", "-q", "--allow-empty", "-m", "on the branch", cwd=repo.root)
+    git("checkout", "-q", "main", cwd=repo.root)
+    git("commit", "-q", "--allow-empty", "-m", "main moved on", cwd=repo.root)
+    git("checkout", "-q", "feature", cwd=repo.root)
+    found = implied_base(repo.root)
+    assert found is not None
+    assert (found.commit, found.branch, found.default) == (left_at, "feature", "main")
+
+
+def test_the_remotes_default_branch_is_preferred(repo: Project) -> None:
+    # origin/HEAD names the branch pull requests go to; a local `main` may be stale.
+    git("update-ref", "refs/remotes/origin/trunk", "main", cwd=repo.root)
+    git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk", cwd=repo.root)
+    found = implied_base(repo.root)
+    assert found is not None and found.default == "origin/trunk"
+
+
+@pytest.mark.parametrize("where", ["detached", "no default branch", "unrelated history"])
+def test_without_a_branch_to_judge_against_nothing_is_implied(repo: Project, where: str) -> None:
+    if where == "detached":
+        git("checkout", "-q", "--detach", cwd=repo.root)
+    elif where == "no default branch":
+        git("branch", "-q", "-D", "main", cwd=repo.root)
+    else:
+        git("checkout", "-q", "--orphan", "elsewhere", cwd=repo.root)
+        git("commit", "-qm", "a root of its own", cwd=repo.root)
+        git("branch", "-q", "-D", "feature", cwd=repo.root)
+        git("checkout", "-q", "-b", "feature", cwd=repo.root)
+        git("branch", "-q", "-D", "elsewhere", cwd=repo.root)
+    assert implied_base(repo.root) is None
+
+
+def test_outside_a_repository_nothing_is_implied(tmp_path_factory: pytest.TempPathFactory) -> None:
+    assert implied_base(tmp_path_factory.mktemp("plain")) is None
