@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.dev-installed
 
-.PHONY: demo demo-rag test test-fast lint typecheck docs unit bench bench-stats container-test browser-test clean
+.PHONY: demo demo-rag test test-fast lint typecheck docs unit bench bench-stats container-test browser-test try-action clean
 
 $(RUNTIME): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -102,6 +102,14 @@ requirements.lock: pyproject.toml constraints.txt
 	  echo "# Regenerate with \`make requirements.lock\` after changing pyproject.toml or constraints.txt."; \
 	  .lock-venv/bin/pip freeze --exclude casegate; } > $@
 	rm -rf .lock-venv
+
+# A pull request from BRANCH of the repository at REPO, judged by the Action's entrypoint
+# against the loopback GitHub of the tests: the log, the sticky comment, the outputs, offline
+# (docs/action.md "Try it on your machine").
+CONFIG ?= casegate.yml
+try-action: $(RUNTIME)
+	@test -n "$(REPO)" -a -n "$(BRANCH)" || { echo "usage: make try-action REPO=PATH BRANCH=NAME [CONFIG=casegate.yml]"; exit 2; }
+	$(BIN)/python -m tests.fakes.try_action "$(REPO)" "$(BRANCH)" --config "$(CONFIG)"
 
 # Build the Action's image and run it as the runner does, on a Docker engine started by hand.
 container-test: $(STAMP)

@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="call the system only for requests replay would miss",
     )
+    record.add_argument(
+        "--for-baseline",
+        action="store_true",
+        help="record every case at the count its baseline is estimated from (what the "
+        "baseline refresh after a merge replays), and write no baseline: a branch's recording",
+    )
     _dry_run_option(record)
     record.set_defaults(handler=cmd_record)
 

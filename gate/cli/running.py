@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +97,7 @@ def _run(args: argparse.Namespace) -> tuple[int, Any]:
 
     if args.out:  # before the run: a refused path must not cost a paid run
         ensure_replaceable(args.out)
-    loaded, cases, results = _execute(args)
+    loaded, cases, results = _execute(args, estimate=getattr(args, "for_baseline", False))
     out = args.out or _default_out(results.suite)
     write_results(results, out)
     if results.interrupted:
@@ -271,12 +273,37 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.config}: set `baseline:` to the file the baseline is written to")
     path = args.config.resolve().parent / loaded_path
     write_results(results, path)
+    _warn_baseline_on_a_branch(args.config, path)
     _record_history(loaded, cases, results)
     if not args.quiet:
         print(run_summary(results))
         _print_holdout(results)
     print(f"baseline: {path}")
     return 0
+
+
+def _warn_baseline_on_a_branch(config: Path, path: Path) -> None:
+    """A baseline written on a branch is one its pull request must not carry.
+
+    The pull request's check reads the base's baseline and blocks on an edited one as a
+    ruler change until a maintainer accepts it; the baseline workflow writes the merged
+    one. What the branch needs is the recordings, which `record --for-baseline` writes."""
+    from gate.suite.branches import holds, implied_base
+
+    folder = config.resolve().parent
+    found = implied_base(folder)
+    # The first pull request, the one adding casegate, brings the first baseline: it is
+    # a ruler change either way, and there is no other baseline to keep.
+    if found is not None and holds(folder, found.commit, path):
+        print(
+            f"casegate: warning: on branch '{found.branch}', {path.name} is {found.default}'s "
+            "to write: its pull request's check reads the base's copy and blocks on an edited "
+            "one until a maintainer accepts the ruler change. Commit recordings/ without it "
+            f"(git restore {shlex.quote(os.path.relpath(path))}); casegate-baseline.yml "
+            "refreshes it after the merge. `casegate record --for-baseline` records as many "
+            "samples and writes no baseline",
+            file=sys.stderr,
+        )
 
 
 def _record_history(loaded: Any, cases: Any, results: Any) -> None:
@@ -378,7 +405,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     """`run --mode record`; exit 2 when a call failed, once what succeeded is recorded."""
     args.mode = "record"
     if args.dry_run:
-        return _dry_run(args, estimate=False)
+        return _dry_run(args, estimate=args.for_baseline)
     code, results = _run(args)
     from gate.produce.seal import KEY_ENV, held
 

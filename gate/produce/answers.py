@@ -165,8 +165,9 @@ def missing_message(
         f"{shown}",
         "the case is new, or its input, the prompt, model or params changed since recording: "
         "run `casegate record --only-missing` with the provider's key set, and commit the "
-        "recordings (under `samples: auto` a baseline replays 3 × adaptive.max samples a "
-        "case: record them with `casegate baseline --mode record`)",
+        "recordings (a baseline replays more samples a case than a check, 3 × adaptive.max "
+        "under `samples: auto`: record them with `casegate record --for-baseline "
+        "--only-missing`, which writes no baseline)",
     ]
     reading = [case for case in cases if case.id in missing and case.input_files]
     if reading:

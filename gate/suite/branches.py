@@ -9,6 +9,7 @@ with its own new answers, and ship whatever it broke.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -97,3 +98,15 @@ def implied_base(target: Path) -> BranchBase | None:
     if len(found) != 1 or not re.fullmatch(r"[0-9a-f]{40,64}", found[0]):
         return None
     return BranchBase(found[0], branch[0], ref)
+
+
+def holds(target: Path, commit: str, path: Path) -> bool:
+    """Whether `commit` has a file at `path` (a path under `target`'s repository)."""
+    relative = Path(os.path.relpath(Path(path).resolve(), target.resolve())).as_posix()
+    done = subprocess.run(
+        ["git", *GIT_HARDENING, "-C", str(target), "cat-file", "-e", f"{commit}:./{relative}"],  # noqa: S607 - from PATH
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    return done.returncode == 0

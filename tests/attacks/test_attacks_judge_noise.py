@@ -264,7 +264,7 @@ def test_a_pull_request_cannot_forge_the_baselines_rejudged_verdicts(
     init_repository(project.root)
     git("checkout", "-qb", "change", cwd=project.root)
     # Control: on the base itself, a check ships (nothing changed).
-    assert main(["check", "--quiet", "--out", "base.json"]) == 0
+    assert main(["check", "--no-base", "--quiet", "--out", "base.json"]) == 0
 
     _set_style(project, "terse")
     monkeypatch.delenv(seal.KEY_ENV, raising=False)

@@ -97,7 +97,9 @@ def test_a_price_lowered_by_the_pull_request_costs_nothing_less(
     _edit_config(priced, lambda d: d.update(pricing={"m": {"input": 0.0, "output": 0.0}}))
     code, out = _check(capsys)
     assert code == 1, out
-    assert "price" in out
+    assert "loosens: pricing: m 1/1 → 0/0 per million" in out
+    # Costed at the base's price, not the pull request's zero.
+    assert "crit [critical]: max_cost_usd: recorded cost $0.0101, the limit is $0.001" in out
     assert read_results(priced.root / "c.json").case_map()["crit"].status == "fail"
 
 

@@ -123,7 +123,12 @@ def test_the_last_drift_run_is_the_base_commits_never_the_pull_requests(
     _redate(repo, "echo", "2026-11-20T08:00:00+00:00")
     assert main(["check", "--base", "main", "--quiet"]) == 0
     assert "some of these recordings are newer than it" in capsys.readouterr().out
-    # Outside a pull request the working copy is the trusted branch's.
+    # A plain check on the branch is judged as its pull request: the base's drift run.
+    assert main(["check", "--quiet"]) == 0
+    assert "last drift run: 2026-11-16, drifted: 1 verdict flip(s)" in capsys.readouterr().out
+    # On the trusted branch itself, the working copy is the trusted branch's.
+    git("checkout", "-q", "main", cwd=repo.root)
+    record.write_text(json.dumps(_drift_report("2026-12-01T06:17:00+00:00")))
     assert main(["check", "--quiet"]) == 0
     assert "last drift run: 2026-12-01, in step (2 case(s) run live" in capsys.readouterr().out
 

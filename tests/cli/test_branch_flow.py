@@ -1,11 +1,15 @@
-"""A check on a branch is judged as its pull request will be: against the merge base.
+"""Work on a branch as its pull request will be judged: against the merge base.
 
-The trap this closes: on a branch, `casegate baseline --mode record` rewrites the
-baseline with the branch's own answers, and a check against that file finds nothing
-changed, so it ships the regression the branch brought."""
+Two traps this closes. On a branch, `casegate baseline --mode record` rewrote the
+baseline with the branch's own answers, so a check against that file found nothing
+changed and shipped the regression the branch brought. And a pull request carrying
+that rewritten baseline is blocked as a ruler change until a maintainer accepts it,
+so the branch records with `record --for-baseline`, which writes no baseline."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 
 import pytest
@@ -120,3 +124,61 @@ def test_without_a_branch_to_judge_against_nothing_is_implied(repo: Project, whe
 
 def test_outside_a_repository_nothing_is_implied(tmp_path_factory: pytest.TempPathFactory) -> None:
     assert implied_base(tmp_path_factory.mktemp("plain")) is None
+
+
+def recorded_counts(repo: Project) -> dict[str, int]:
+    folder = repo.root / "recordings"
+    return {
+        path.stem: len(json.loads(path.read_text())["responses"])
+        for path in sorted(folder.rglob("*.json"))
+    }
+
+
+def test_record_for_baseline_records_what_the_refresh_replays_and_leaves_the_baseline(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write_config(samples=2)  # a baseline is estimated from 3 x 2 = 6 samples a case
+    shutil.rmtree(repo.root / "recordings", ignore_errors=True)
+    before = (repo.root / "baselines/demo.json").read_bytes()
+    assert main(["record", "--quiet"]) == 0
+    assert set(recorded_counts(repo).values()) == {2}  # a check's count: the refresh would miss
+    assert main(["record", "--for-baseline", "--quiet"]) == 0
+    assert set(recorded_counts(repo).values()) == {6}
+    assert (repo.root / "baselines/demo.json").read_bytes() == before
+    capsys.readouterr()
+    # What casegate-baseline.yml runs after the merge: a replay at the baseline's count.
+    assert main(["baseline", "--quiet"]) == 0
+
+
+def test_record_for_baseline_dry_run_prices_the_baselines_count(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write_config(samples=2)
+    capsys.readouterr()
+    assert main(["record", "--for-baseline", "--dry-run"]) == 0
+    assert "would call the system 12 time(s) for 2 case(s)" in capsys.readouterr().out  # 2 x 6
+
+
+def test_a_baseline_written_on_a_branch_says_its_pull_request_would_block(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "casegate: warning: on branch 'feature', demo.json is main's to write" in err
+    assert "git restore baselines/demo.json" in err and "record --for-baseline" in err
+    git("checkout", "-q", "main", cwd=repo.root)
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    assert "to write" not in capsys.readouterr().err  # the default branch writes its own
+
+
+def test_the_branch_that_brings_the_first_baseline_is_not_warned(
+    repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The pull request adding casegate: the default branch has no baseline to keep.
+    git("rm", "-q", "--cached", "baselines/demo.json", cwd=repo.root)
+    git("commit", "-qm", "no baseline yet", cwd=repo.root)
+    git("checkout", "-q", "-b", "adds-casegate", cwd=repo.root)
+    git("branch", "-q", "-f", "main", "HEAD", cwd=repo.root)
+    capsys.readouterr()
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    assert "to write" not in capsys.readouterr().err

@@ -1,0 +1,84 @@
+"""Open a pull request from a branch of your repository and run the Action on it, offline.
+
+    make try-action REPO=path/to/your/repo BRANCH=your-branch [CONFIG=casegate.yml]
+
+What GitHub would do, with stand-ins: the repository is cloned into a scratch folder,
+the branch is merged into the default branch as `actions/checkout` checks out a pull
+request (a merge commit whose first parent is the base), and the Action's entrypoint
+runs there as a container action runs (`python -I -m gate.github.action`), against
+the loopback GitHub of the tests (tests/fakes/github_api.py) in place of
+api.github.com. It prints the step's log, the sticky comment it posted, its outputs,
+and exits as the step would. Nothing of your repository changes, and nothing leaves
+this machine: the check replays your committed recordings (`verify: off`, since the
+stand-in GitHub holds no run to seal them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from gate.suite.branches import default_branch
+from tests.fakes.actions import PULL_NUMBER, TOKEN, Runner, git, pull_request_event
+from tests.fakes.github_api import FakeGitHub
+
+
+def merged_checkout(repository: Path, branch: str, base: str, workspace: Path) -> tuple[str, str]:
+    """Clone `repository` into `workspace` at `branch` merged into `base`: (base, head) shas."""
+    git("clone", "-q", "--no-local", str(repository.resolve()), str(workspace), cwd=Path.cwd())
+    base_sha = git("rev-parse", "--verify", f"origin/{base}^{{commit}}", cwd=workspace)
+    head_sha = git("rev-parse", "--verify", f"origin/{branch}^{{commit}}", cwd=workspace)
+    git("checkout", "-q", "--detach", base_sha, cwd=workspace)
+    git(
+        "-c", "user.name=casegate try-action", "-c", "user.email=try-action@example.invalid",
+        "merge", "-q", "--no-ff", "-m", f"Merge {branch} into {base}", head_sha,
+        cwd=workspace,
+    )  # fmt: skip
+    return base_sha, head_sha
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="try-action", description=__doc__.split("\n")[0])
+    parser.add_argument("repository", type=Path, help="your repository (a folder holding .git)")
+    parser.add_argument("branch", help="the branch the pull request would come from")
+    parser.add_argument("--base", help="the branch it would merge into (default: the default)")
+    parser.add_argument("--config", default="casegate.yml", help="the Action's `config:` input")
+    args = parser.parse_args(argv)
+    base = args.base or default_branch(args.repository)[0]
+    root = Path(tempfile.mkdtemp(prefix="casegate-try-action-"))
+    try:
+        root.chmod(0o755)  # a runner's workspace is readable by the sandbox's user
+        (root / "home").mkdir()
+        try:
+            base_sha, head_sha = merged_checkout(args.repository, args.branch, base, root / "ws")
+        except subprocess.CalledProcessError as exc:  # git's own words say what went wrong
+            detail = (exc.stderr or str(exc)).strip()
+            print(f"try-action: cannot open the pull request {args.branch} → {base}: {detail}")
+            return 2
+        with FakeGitHub(TOKEN) as api:
+            runner = Runner(root, root / "ws", api, base_sha)
+            event = pull_request_event(base_sha, head_sha=head_sha)
+            finished = runner.run(event=event, config=args.config, verify="off")
+            print(finished.stdout + finished.stderr)
+            comments = api.comments.get(PULL_NUMBER, [])
+            print(
+                f"--- the sticky comment on pull request #{PULL_NUMBER} ({len(comments)} posted):"
+            )
+            for comment in comments:
+                print(comment["body"])
+            print("--- the step's outputs:")
+            for name, value in runner.outputs().items():
+                if "\n" not in value:
+                    print(f"{name}: {value}")
+        print(f"--- the step exited {finished.returncode} ({args.branch} → {base})")
+        return finished.returncode
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
