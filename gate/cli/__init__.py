@@ -10,10 +10,10 @@ from pathlib import Path
 
 from gate import __version__, importers
 from gate.cli import composition, recordings, viewing
+from gate.cli.checking import cmd_check
 from gate.cli.comparing import _silence_stdout, cmd_compare, cmd_gate
 from gate.cli.running import (
     cmd_baseline,
-    cmd_check,
     cmd_judge_calibrate,
     cmd_list,
     cmd_merge,

@@ -76,11 +76,11 @@ def _print_holdout(results: Any) -> None:
         print(summary_line(results.holdout))
 
 
-def _default_out(suite: str) -> Path:
+def default_out(suite: str) -> Path:
     return Path(".casegate") / f"{suite}-results.json"
 
 
-def _interrupted(results: Any, out: Path | None) -> int:
+def interrupted(results: Any, out: Path | None) -> int:
     kept = f"; results for the {len(results.cases)} finished case(s): {out}" if out else ""
     print(f"casegate: interrupted{kept}", file=sys.stderr)
     return INTERRUPTED
@@ -98,10 +98,10 @@ def _run(args: argparse.Namespace) -> tuple[int, Any]:
     if args.out:  # before the run: a refused path must not cost a paid run
         ensure_replaceable(args.out)
     loaded, cases, results = _execute(args, estimate=getattr(args, "for_baseline", False))
-    out = args.out or _default_out(results.suite)
+    out = args.out or default_out(results.suite)
     write_results(results, out)
     if results.interrupted:
-        return _interrupted(results, out), results
+        return interrupted(results, out), results
     _record_history(loaded, cases, results)
     if getattr(args, "junit", None):
         from gate.reporting.junit import write_junit
@@ -111,13 +111,13 @@ def _run(args: argparse.Namespace) -> tuple[int, Any]:
         print(run_summary(results))
         _print_holdout(results)
         print(f"results: {out}")
-        _print_part(results)
+        print_part(results)
     _warn_old_recordings(results)
-    _print_verbose(args, results)
+    print_verbose(args, results)
     return 0, results
 
 
-def _print_part(results: Any) -> None:
+def print_part(results: Any) -> None:
     if results.shard is not None:
         print(
             f"shard {results.shard['index']}/{results.shard['count']}: a part, not a verdict; "
@@ -134,100 +134,13 @@ def _warn_old_recordings(results: Any) -> None:
         print(f"casegate: warning: {one_line(warning)}", file=sys.stderr)
 
 
-def _print_verbose(args: argparse.Namespace, results: Any) -> None:
+def print_verbose(args: argparse.Namespace, results: Any) -> None:
     from gate.reporting.terminal import verbose_failures
 
     if getattr(args, "verbose", False):
         text = verbose_failures(results, colour=show.wants_colour(sys.stdout))
         if text:
             print("\n" + text)
-
-
-def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
-    """`check --base REF`: the ruler from REF, accepted only by --accept-ruler-change."""
-    from gate.deciding.ruler import ruling_for
-
-    return ruling_for(
-        args.config,
-        args.overrides,
-        base_ref=args.base,
-        scratch=scratch,
-        baseline=str(args.baseline) if args.baseline else None,
-        acceptance=lambda _label: "--accept-ruler-change" if args.accept_ruler_change else None,
-        how_to_accept=lambda _label: "rerun with --accept-ruler-change to accept it",
-    )
-
-
-def _imply_base(args: argparse.Namespace) -> None:
-    """On a branch, judge as its pull request will be: the ruler from the merge base."""
-    from gate.suite.branches import implied_base
-
-    if args.base or args.no_base or args.parts:
-        return
-    found = implied_base(args.config.resolve().parent)
-    if found is not None:
-        args.base = found.commit
-        print(found.describe(), file=sys.stderr)
-
-
-def _head_commit() -> str | None:
-    """The working tree's commit, which a local `check --base` verifies."""
-    from gate.deciding.basetree import git
-    from gate.errors import CasegateError
-
-    try:
-        found = git("rev-parse", "--verify", "--quiet", "HEAD", cwd=Path.cwd())
-    except CasegateError:  # no git on this machine
-        return None
-    return found.stdout.decode(errors="replace").strip() or None
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    import tempfile
-
-    from gate.pipeline import check as pipeline
-    from gate.pipeline.givens import ruled_mode
-    from gate.reporting import report
-    from gate.reporting.junit import write_junit
-
-    loaded, cases = load(args)
-    _imply_base(args)
-    with tempfile.TemporaryDirectory(prefix="casegate-base-") as scratch:
-        ruling = _local_ruling(args, Path(scratch)) if args.base else None
-        outcome = pipeline.check(
-            loaded,
-            cases,
-            baseline_path=pipeline.baseline_for(loaded, args.baseline),
-            mode=args.mode or ruled_mode(loaded, ruling),
-            out=args.out or _default_out(loaded.config.suite),
-            report_path=args.report,
-            show_progress=not args.quiet,
-            ruling=ruling,
-            selection=selection_of(args),
-            parts=args.parts,
-            sandbox=args.sandbox,
-            verify=args.verify,
-            head=_head_commit() if args.base else None,
-        )
-    for line in outcome.sandbox:
-        print(line, file=sys.stderr)
-    if outcome.part:
-        print(f"results: {outcome.results_path}")
-        _print_part(outcome.candidate)
-        return 0
-    if outcome.comparison is None or outcome.verdict is None:
-        return _interrupted(outcome.candidate, outcome.results_path)
-    if args.junit:
-        write_junit(outcome.candidate, args.junit, frozenset(outcome.comparison.regressions))
-    print(report.text_report(outcome.comparison, outcome.verdict))
-    print(
-        f"results: {outcome.results_path}\nreport: {outcome.report_path}\n"
-        f"viewer: {outcome.viewer_path} (one HTML page: open it in a browser)"
-    )
-    if outcome.history is not None:
-        print(f"casegate: {show.one_line(outcome.history)}", file=sys.stderr)
-    _print_verbose(args, outcome.candidate)
-    return int(outcome.verdict.exit_code)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -265,7 +178,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     # A baseline is not compared with itself, and is estimated (gate.deciding.noise.adaptive).
     loaded, cases, results = _execute(args, record_pairs=False, estimate=True)
     if results.interrupted:
-        return _interrupted(results, None)  # a partial baseline would judge the next PR wrongly
+        return interrupted(results, None)  # a partial baseline would judge the next PR wrongly
     refuse_errored_baseline(results, args.allow_errors)
     warn_failing_critical(results)
     loaded_path = results.config.get("baseline")
