@@ -23,14 +23,12 @@ order. The CLI and the Action call `check`.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import __version__
 from gate.deciding.compare import Comparison, compare
 from gate.deciding.noise.runspread import RunSpread
 from gate.deciding.recheck import Recorded, costed, recheck, snapshot
@@ -51,6 +49,7 @@ from gate.judging import consistency, judgeproc, pairwise, rejudge
 from gate.judging.judgeproc import CustomVerdicts
 from gate.logsafe import flatten
 from gate.outputs import Output
+from gate.pipeline.candidate import merged_parts, restamped
 from gate.pipeline.confirm import confirm
 from gate.pipeline.givens import judging_tree, sandbox_plan, withheld
 from gate.pipeline.livejudge import judge_live
@@ -64,7 +63,6 @@ from gate.pipeline.verify import (
     setting,
     verify_changed,
 )
-from gate.produce.merge import expected_of, merge, read_parts
 from gate.produce.sandbox import SandboxMode, SandboxPlan
 from gate.produce.supervise import run_supervised
 from gate.reporting import report, viewer
@@ -74,7 +72,7 @@ from gate.secrets import hide_from_proc
 from gate.suite.cases import Case
 from gate.suite.config import LoadedConfig, Mode
 from gate.suite.sections import GateConfig
-from gate.suite.select import Selection, describe_stored, require_same_selection
+from gate.suite.select import Selection, require_same_selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,47 +489,3 @@ REPLAYED_IN_GATE = (
     "replay: no code of the suite ran to produce the outputs (they are the recordings, "
     "read by the gate)"
 )
-
-
-def restamped(candidate: RunResults, loaded: LoadedConfig, mode: Mode) -> RunResults:
-    """The run's identity as this process knows it, not as the run wrote it.
-
-    The supervised run's code could rewrite its results file: a `created_at` and
-    `config_hash` copied from a run in the history would make the report take the
-    candidate for that run and leave it out ("last failed before" hidden).
-    """
-    candidate.suite = loaded.config.suite
-    candidate.system = loaded.config.system.name
-    candidate.config = loaded.as_dict()
-    candidate.config_hash = loaded.config_hash()
-    candidate.overrides = list(loaded.overrides)
-    candidate.mode = mode
-    candidate.casegate_version = __version__
-    candidate.created_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    return candidate
-
-
-def merged_parts(
-    parts: Sequence[Path],
-    loaded: LoadedConfig,
-    cases: Sequence[Case],
-    mode: Mode,
-    selection: Selection | None,
-) -> RunResults:
-    """The shards' parts as one run of exactly this config's (selected) cases, in `mode`."""
-    if selection is not None and selection.shard is not None:
-        raise ConfigError("--parts merges every shard: it takes no --shard")
-    read = read_parts(parts)
-    first = read[0][1]
-    if first.mode != mode:
-        raise ResultsError(
-            f"the parts ran in {first.mode} mode, this check is in {mode} mode: "
-            f"check them with --mode {first.mode}, or run the shards again"
-        )
-    stored = selection.to_dict() if selection is not None else None
-    if first.selection != stored:
-        raise ResultsError(
-            f"the parts ran {describe_stored(first.selection)}, this check "
-            f"{describe_stored(stored)}: give the same --case/--tag as the shard jobs"
-        )
-    return merge(read, expected=expected_of(cases), config_hash=loaded.config_hash())
