@@ -21,25 +21,20 @@ from gate.deciding.compare import Comparison, judge_noise
 from gate.deciding.rules import Verdict
 from gate.deciding.usage import Delta
 from gate.logsafe import flatten
+from gate.reporting.casedetails import case_details
 from gate.reporting.composition import footer
-from gate.reporting.diffs import diff_texts
 from gate.reporting.jsonreport import json_report as json_report
 from gate.reporting.markup import (
-    CELL_LIMIT,
     COMMENT_LIMIT,
     RULER_LIMIT,
-    block,
     cell,
     code,
-    diff_block,
-    html_text,
     money,
     table,
     truncate,
 )
 from gate.reporting.scorereport import score_lines, score_section
 from gate.reporting.sections import (
-    case_origin,
     case_verdict,
     critical_first,
     holdout_section,
@@ -69,10 +64,6 @@ VIEWER_ARTIFACT = "casegate-viewer"
 _RUN_LINK = re.compile(
     r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/actions/runs/[0-9]+"
 )
-
-#: answers up to this many characters (both sides together) are shown whole, each side on
-#: its own lines with the changed words marked; longer ones as their changed pieces, cut
-SHORT_ANSWER = 1_200
 
 
 def _figure(delta: Delta) -> tuple[str, str, str]:
@@ -246,15 +237,6 @@ def _some(ids: list[str]) -> str:
     shown = ", ".join(ids[:IDS_LISTED])
     more = len(ids) - IDS_LISTED
     return shown + (f" and {more} more (the results file names them all)" if more > 0 else "")
-
-
-def _failing_checks(case: CaseResult | None) -> str:
-    if case is None:
-        return "—"
-    if case.status == "error":
-        return "error: " + case.reason
-    failed = [f"{c.check}: {c.reason}" for c in case.checks if not c.ok]
-    return "; ".join(failed) or "all checks pass"
 
 
 def markdown_report(
@@ -437,7 +419,9 @@ def markdown_report(
         unchanged += " (" + ", ".join(code(i) for i in comparison.unchanged_fail[:30]) + ")"
     sections.append((3, unchanged + "."))
     for index, case_id in enumerate(regressions + comparison.fixes + comparison.errors):
-        sections.append((10 + index, _details(case_id, before.get(case_id), after.get(case_id))))
+        sections.append(
+            (10 + index, case_details(case_id, before.get(case_id), after.get(case_id)))
+        )
     tail = footer(composition, selected=selected) if composition is not None else None
     return _fit(head, sections, limit, tail, link)
 
@@ -447,65 +431,6 @@ def _regression_why(comparison: Comparison, case_id: str) -> str:
     why = cell(comparison.candidate_cases[case_id].reason)
     one = single_sample_mark(comparison, case_id)
     return f"⚠️ _{one}_ · {why}" if one else why
-
-
-def _details(case_id: str, old: CaseResult | None, new: CaseResult | None) -> str:
-    before, after = _first_output(old), _first_output(new)
-    critical = " (critical)" if new is not None and new.critical else ""
-    parts = [
-        f"<details><summary>{html_text(case_id, CELL_LIMIT)}{critical}: "
-        f"{old.status if old else '—'} → {new.status if new else '—'}</summary>\n",
-        f"Failing checks now: {cell(_failing_checks(new), 600)}\n",
-    ]
-    if origin := case_origin(new or old):
-        parts.append(f"{cell(origin, 600)}\n")
-    if before is None or after is None:
-        parts += [
-            f"Baseline output:\n{block(before)}\n",
-            f"Candidate output:\n{block(after)}\n",
-        ]
-    elif not (diff := diff_texts(before, after)):
-        parts.append(f"Output, the same as the baseline's:\n{block(after)}\n")
-        parts += _tool_call_change(old, new)
-    else:
-        if diff.kind == "lines":
-            how, shown = "by line, JSON pretty-printed", diff.lines()
-        elif len(diff.old()) + len(diff.new()) <= SHORT_ANSWER:
-            how, shown = "by word: [-removed-] {+added+}", diff.sides()
-        else:
-            how, shown = "by word", diff.lines()
-        fenced, cut = diff_block(shown)
-        parts.append(f"Output, baseline → candidate ({how}):\n\n{fenced}\n")
-        if cut:
-            parts.append(
-                f"_The diff is cut short here ({cut} line(s) not shown in full): "
-                f"{code('casegate show ' + case_id)} prints it whole, with both outputs._\n"
-            )
-    parts.append("</details>")
-    return "\n".join(parts)
-
-
-def _tool_call_change(old: CaseResult | None, new: CaseResult | None) -> list[str]:
-    """The tool calls, baseline → candidate, when they changed under the same text: a
-    regression in a call's arguments is otherwise invisible in the details."""
-    calls = [_first_calls(case) for case in (old, new)]
-    if calls[0] == calls[1]:
-        return []
-    shown = [json.dumps(found, indent=2, sort_keys=True, ensure_ascii=False) for found in calls]
-    diff = diff_texts(*shown)
-    if not diff:
-        return []
-    fenced, _ = diff_block(diff.lines())
-    return [f"Tool calls, baseline → candidate (by line):\n\n{fenced}\n"]
-
-
-def _first_calls(case: CaseResult | None) -> list[dict[str, Any]]:
-    sample = next((s for s in case.outputs if s.text is not None), None) if case else None
-    return list(sample.tool_calls) if sample is not None else []
-
-
-def _first_output(case: CaseResult | None) -> str | None:
-    return next((s.text for s in case.outputs if s.text is not None), None) if case else None
 
 
 def _fit(
