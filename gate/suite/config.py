@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
@@ -21,16 +18,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from gate import systems
 from gate.errors import ConfigError, located
 from gate.limits import MAX_CONFIG_BYTES, read_limited
-from gate.suite import inputfiles
-from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults, expect_problems
-from gate.suite.judgepin import JudgePin, judge_system, prompt_version_problem
+from gate.suite.configchecks import check_defaults, check_system, problem_for, read_prompt
+from gate.suite.defaults import MAX_SAMPLES, SuiteDefaults
+from gate.suite.judgepin import JudgePin
 from gate.suite.overrides import (
     apply_overrides,
-    blamed_override,
-    blamed_system_key,
     parse_override,
 )
 from gate.suite.pins import EmbeddingsPin, ModerationPin
@@ -49,7 +43,7 @@ from gate.suite.sections import (
     _Strict,
     _without_unset,
 )
-from gate.yamlfile import LineDict, YamlSyntaxError, dotted, line_of, load_yaml, printable
+from gate.yamlfile import YamlSyntaxError, load_yaml, printable
 
 # With the sections most callers name beside the config: GateConfig, AdaptiveConfig and
 # SystemConfig (gate.suite.sections holds every section).
@@ -307,7 +301,7 @@ class LoadedConfig:
         name = self.config.system.prompt_file
         if name is None:
             return None
-        problem, text = _read_prompt(name, self.root, self.repository)
+        problem, text = read_prompt(name, self.root, self.repository)
         if problem is not None:
             raise ConfigError(f"{self.path}: system.prompt_file: {problem}")
         return text
@@ -355,70 +349,6 @@ class LoadedConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _read_prompt(name: str, root: Path, repository: Path) -> tuple[str | None, str | None]:
-    """(problem, text): a prompt file must be a relative path to UTF-8 text in the repository."""
-    if Path(name).is_absolute():
-        return f"{name!r} is an absolute path; give a path relative to the config", None
-    path = (root / name).resolve()  # follows symbolic links, so a link out is caught too
-    if not path.is_relative_to(repository.resolve()):
-        return (
-            f"{name!r} lies outside the repository ({repository}); keep prompts inside it",
-            None,
-        )
-    if not path.is_file():
-        return f"{name!r} does not exist", None
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        return f"{name!r} cannot be read ({exc.strerror or exc})", None
-    except UnicodeDecodeError as exc:
-        return f"{name!r} is not UTF-8 text ({exc.reason} at byte {exc.start})", None
-    if "\x00" in text:
-        return f"{name!r} is a binary file, not a text prompt", None
-    return None, text
-
-
-def _fields_at(location: Sequence[str]) -> dict[str, Any]:
-    """The keys the config section at `location` takes (`gate`, `privacy`, …); none when
-    the location is not a section of fixed keys."""
-    model: type[BaseModel] = Config
-    for part in location:
-        field = model.model_fields.get(part)
-        if field is None:
-            return {}
-        inner = [field.annotation, *typing.get_args(field.annotation)]
-        found = [kind for kind in inner if isinstance(kind, type) and issubclass(kind, BaseModel)]
-        if not found:
-            return {}
-        model = found[0]
-    return dict(model.model_fields)
-
-
-def _problem_for(path: Path, raw: Any, error: Any, overrides: Sequence[str] = ()) -> str:
-    location = [str(part) for part in error["loc"]]
-    node, line = raw, line_of(raw)
-    for part in location:
-        if isinstance(node, dict) and part in node:
-            line = line_of(node, part) or line
-            node = node[part]
-        else:
-            if isinstance(node, LineDict):
-                line = node.line
-            break
-    where = dotted(location)
-    if error["type"] == "extra_forbidden":
-        hint = difflib.get_close_matches(location[-1], _fields_at(location[:-1]), n=1)
-        message = f"unknown key '{where}'" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-    elif error["type"] == "missing":
-        message = f"missing required key '{where}'"
-    else:
-        message = f"{where}: {error['msg']}"
-    blamed = blamed_override(location, overrides)
-    if blamed is not None:
-        return f"--set {printable(blamed)}: {message}"
-    return located(path, line, message)
-
-
 #: keys that say a file is casegate's results (or baseline), not a config
 RESULTS_KEYS = frozenset({"schema", "config_hash", "summary", "casegate_version"})
 
@@ -461,98 +391,9 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> LoadedConfig:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(
-            [_problem_for(path, data, error, overrides) for error in exc.errors()]
+            [problem_for(Config, path, data, error, overrides) for error in exc.errors()]
         ) from None
     loaded = LoadedConfig(config, path, list(overrides))
-    _check_defaults(loaded, data)
-    _check_system(loaded, raw)
+    check_defaults(loaded, data)
+    check_system(loaded, raw)
     return loaded
-
-
-def _check_defaults(loaded: LoadedConfig, data: dict[str, Any]) -> None:
-    """`defaults.expect` is checked as a case's `expect` is, each problem at its line;
-    `defaults.input_files` as a case's input files are."""
-    section = data.get("defaults")
-    expect = section.get("expect") if isinstance(section, dict) else None
-    problems = []
-    for key, message in expect_problems(loaded.config.defaults.expect):
-        text = printable(f"defaults.expect: {message}")
-        blamed = blamed_override(["defaults", "expect", key], loaded.overrides)
-        if blamed is not None:
-            problems.append(f"--set {printable(blamed)}: {text}")
-        else:
-            line = line_of(expect, key) or line_of(section, "expect")
-            problems.append(located(loaded.path, line, text))
-    for written in loaded.config.defaults.input_files:
-        # Checked once here, not once for every case it is merged into.
-        try:
-            inputfiles.locate(loaded.root, written)
-            inputfiles.digest(loaded.root, written)
-        except inputfiles.InputFileError as exc:
-            text = printable(f"defaults.input_files: {exc}")
-            line = line_of(section, "input_files") if isinstance(section, dict) else None
-            problems.append(located(loaded.path, line, text))
-    if problems:
-        raise ConfigError(problems)
-
-
-def _judge_problems(pin: JudgePin) -> list[str]:
-    """The pin as the system it runs as: every provider check a system gets."""
-    problem = prompt_version_problem(pin)
-    if problem is not None:
-        return [problem]
-    config = SystemConfig.model_validate(judge_system(pin))
-    return [f"judge: {problem}" for problem in systems.config_problems(config)]
-
-
-def _check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
-    path, system = loaded.path, loaded.config.system
-    line = line_of(raw.get("system"), "provider") or line_of(raw.get("system"))
-    problems = []
-    if system.prompt is not None and system.prompt_file is not None:
-        problems.append(located(path, line, "system: give prompt or prompt_file, not both"))
-    if system.prompt_file is not None:
-        problem, _ = _read_prompt(system.prompt_file, loaded.root, loaded.repository)
-        if problem is not None:
-            where = line_of(raw.get("system"), "prompt_file") or line
-            problems.append(located(path, where, f"system.prompt_file: {problem}"))
-    # Providers name the keys they refuse as written, and a key may hold a line break.
-    for problem in systems.config_problems(system):
-        blamed = blamed_system_key(problem, loaded.overrides)
-        problems.append(
-            f"--set {printable(blamed)}: {printable(problem)}"
-            if blamed is not None
-            else located(path, line, printable(problem))
-        )
-    pin = loaded.config.judge
-    if pin is not None:
-        judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
-        problems.extend(located(path, judge_line, printable(p)) for p in _judge_problems(pin))
-        if pin.judges_itself(system.provider, system.model) and not pin.allow_self_judge:
-            where = line_of(raw.get("judge"), "model") or judge_line
-            problems.append(
-                located(
-                    path,
-                    where,
-                    printable(
-                        f"judge: the judge is the system under test ({pin.provider} "
-                        f"{pin.model}); a model grading its own answers tends to agree with "
-                        "itself — pin a different model, or set `judge.allow_self_judge: true` "
-                        "to accept it (every report then says so)"
-                    ),
-                )
-            )
-        elif pin.judges_itself(system.provider, system.model):
-            loaded.warnings.append(
-                printable(
-                    f"{path}: the judge is the system under test ({pin.provider} {pin.model}), "
-                    "allowed by judge.allow_self_judge"
-                )
-            )
-    for key in ("embeddings", "moderation"):
-        service = getattr(loaded.config, key)
-        if service is not None:
-            where = line_of(raw.get(key), "provider") or line_of(raw, key)
-            problems.extend(located(path, where, printable(p)) for p in service.problems(key))
-    if problems:
-        raise ConfigError(problems)
