@@ -7,7 +7,7 @@ applies them beside the comparative rules).
 from __future__ import annotations
 
 from gate.deciding.compare import Comparison
-from gate.deciding.noise.analysis import verdicts
+from gate.deciding.noise.suitetest import verdicts
 from gate.deciding.verdict import Reason
 from gate.results import EPSILON, CaseResult, summarise
 from gate.stats import clopper_pearson_lower

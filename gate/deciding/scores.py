@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from gate.deciding.noise.analysis import suite_look
+from gate.deciding.noise.suitetest import suite_look
 from gate.deciding.scorestats import (
     Interval,
     clustered_interval,

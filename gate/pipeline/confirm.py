@@ -18,8 +18,9 @@ from collections.abc import Sequence
 
 from gate.deciding.compare import Comparison
 from gate.deciding.noise import level
-from gate.deciding.noise.analysis import Confirmation, case_test, significant, suite_test
+from gate.deciding.noise.analysis import Confirmation, case_test, significant
 from gate.deciding.noise.clusters import clusters_of
+from gate.deciding.noise.suitetest import suite_test
 from gate.errors import CasegateError
 from gate.pipeline.run import execute
 from gate.results import EPSILON, CaseResult, RunResults

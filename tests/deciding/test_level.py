@@ -8,7 +8,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from gate.deciding.noise import level
-from gate.deciding.noise.analysis import sequential_p, sign_flip_by_cluster
+from gate.deciding.noise.analysis import sequential_p
+from gate.deciding.noise.suitetest import sign_flip_by_cluster
 from gate.stats import sign_flip_lower
 from gate.suite.config import AdaptiveConfig, GateConfig
 

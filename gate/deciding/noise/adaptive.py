@@ -30,13 +30,9 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from gate.deciding.noise import level
-from gate.deciding.noise.analysis import (
-    matched_difference,
-    sequential_p,
-    sign_flip_by_cluster,
-    verdicts,
-)
+from gate.deciding.noise.analysis import sequential_p
 from gate.deciding.noise.clusters import clusters_of
+from gate.deciding.noise.suitetest import matched_difference, sign_flip_by_cluster, verdicts
 from gate.results import RunResults
 from gate.stats import fisher_lower, wilson
 from gate.suite.config import BASELINE_FACTOR, AdaptiveConfig, GateConfig
