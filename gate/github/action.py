@@ -34,7 +34,13 @@ if __name__ == "__main__":
 
 from gate.errors import CasegateError, ConfigError, link_loop
 from gate.github.baseline import run_baseline
-from gate.github.checkrun import check_outputs, emit_annotations, judge_suite, post_comment
+from gate.github.checkrun import (
+    check_outputs,
+    emit_annotations,
+    judge_suite,
+    post_comment,
+    withdraw_verdicts,
+)
 from gate.github.forkcomment import post_report, write_report_dir
 from gate.github.multisuite import run_suites
 from gate.github.publish import (
@@ -204,7 +210,6 @@ def take_token(environ: dict[str, str]) -> str:
 
 def run(environ: dict[str, str]) -> int:
     from gate.produce.seal import hold_from_environment
-    from gate.suite.project import load_project
 
     token = take_token(environ)
     hold_from_environment(environ)  # the recording key: the gate's, never a run's
@@ -221,14 +226,32 @@ def run(environ: dict[str, str]) -> int:
             suites=_declared_suites(workspace / inputs.working_directory, inputs.config),
         )
     mark_safe_directory(os.environ)  # the environment git inherits, not `environ`
-    cwd = (workspace / inputs.working_directory).resolve()
-    if not cwd.is_dir():
-        raise ConfigError(f"input `working-directory`: {inputs.working_directory} does not exist")
-    os.chdir(cwd)
     event_name = environ.get("GITHUB_EVENT_NAME", "")
     if event_name == "pull_request_target":
         raise ConfigError(PULL_REQUEST_TARGET)
     event = read_event(environ)
+    try:
+        return judged(inputs, environ, event_name, event, workspace)
+    except CasegateError as exc:
+        # An earlier commit's verdict must not stand beside this commit's failed check.
+        withdraw_verdicts(inputs, environ, event_name, event, [redact(p) for p in exc.problems])
+        raise
+
+
+def judged(
+    inputs: Inputs,
+    environ: dict[str, str],
+    event_name: str,
+    event: dict[str, Any],
+    workspace: Path,
+) -> int:
+    """The check, the baseline or the drift run the inputs ask for, in the working directory."""
+    from gate.suite.project import load_project
+
+    cwd = (workspace / inputs.working_directory).resolve()
+    if not cwd.is_dir():
+        raise ConfigError(f"input `working-directory`: {inputs.working_directory} does not exist")
+    os.chdir(cwd)
     if several(inputs.config):  # a glob or a list: one roll-up comment for them all
         return run_suites(inputs, environ, event_name, event, cwd, workspace)
     loaded, cases = load_project(Path(inputs.config), inputs.overrides)

@@ -32,6 +32,11 @@ DEFAULT_AUTHOR = "github-actions[bot]"
 _UNSAFE_IN_MARKER = re.compile(r"[^A-Za-z0-9._-]")
 
 
+#: how every sticky comment's first line starts: a suite's marker, or the roll-up's
+MARKER_PREFIX = "<!-- casegate:sticky-comment"
+MARKER_LINE = re.compile(r"<!-- casegate:sticky-comment (suite=[A-Za-z0-9._-]*|suites) -->")
+
+
 def marker_for(suite: str) -> str:
     """The hidden first line of a suite's comment, from `[A-Za-z0-9._-]` only.
 
@@ -179,6 +184,29 @@ class GitHub:
             response = self._request("DELETE", url)
             if response.status_code >= 300:
                 raise CommentError(f"deleting comment {comment_id}: {_describe(response)}")
+        return len(found)
+
+    def rewrite_ours(
+        self, repository: str, number: int, text: str, *, author: str = DEFAULT_AUTHOR
+    ) -> int:
+        """Every casegate comment of `author` on the pull request, rewritten to `text` below its
+        own marker line (kept, so the next verdict replaces it again); how many.
+
+        A comment whose first line is not exactly a casegate marker is left alone.
+        """
+        found = [
+            comment
+            for comment in self._comments(repository, number)
+            if _is_ours(comment, MARKER_PREFIX, author)
+            and MARKER_LINE.fullmatch((comment.get("body") or "").split("\n", 1)[0])
+        ]
+        for comment in found:
+            marker = str(comment["body"]).split("\n", 1)[0]
+            url = f"{self.api_url}/repos/{repository}/issues/comments/{int(comment['id'])}"
+            self._check(
+                self._request("PATCH", url, json={"body": f"{marker}\n{text}"}),
+                "rewriting the comment",
+            )
         return len(found)
 
     def upsert_comment(

@@ -4,7 +4,8 @@ them together for one config, gate.github.multisuite for several."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from gate.github.publish import (
 )
 from gate.github.ruling import pull_request_ruling
 from gate.logsafe import SUMMARY_LIMIT, cap_annotations, command, fit_summary
+from gate.reporting.markup import cell
 from gate.suite.select import Selection, select
 from gate.suite.shard import Shard
 
@@ -173,6 +175,66 @@ def post_comment(
         except (CommentError, KeyError, ValueError) as exc:
             _emit(command("warning", f"casegate could not write the PR comment: {exc}"))
     return None
+
+
+#: the problems a withdrawn comment lists (the log and the step summary hold them all)
+PROBLEMS_SHOWN = 10
+
+
+def could_not_run(problems: Sequence[str], head: object) -> str:
+    """The comment that replaces a verdict when the check stopped before judging a commit."""
+    sha = isinstance(head, str) and re.fullmatch("[0-9a-f]{7,64}", head)
+    commit = f" (`{head[:12]}`)" if sha and isinstance(head, str) else ""
+    listed = [f"- {cell(problem, 500)}" for problem in problems[:PROBLEMS_SHOWN]]
+    if len(problems) > PROBLEMS_SHOWN:
+        listed.append(f"- and {len(problems) - PROBLEMS_SHOWN} more, in the job's log")
+    return "\n".join(
+        [
+            "### ⚠️ casegate: **could not run** — no verdict for this commit",
+            "",
+            f"The check stopped before it could judge this pull request's latest commit{commit}, "
+            "so the verdict this comment showed before no longer stands. What stopped it:",
+            "",
+            *listed,
+            "",
+            "Fix it and push again (or re-run the job); this comment then shows the new verdict.",
+        ]
+    )
+
+
+def withdraw_verdicts(
+    inputs: Inputs,
+    environ: Mapping[str, str],
+    event_name: str,
+    event: Mapping[str, Any],
+    problems: Sequence[str],
+) -> None:
+    """After a failure, casegate's comments on the pull request say that no verdict stands.
+
+    Left as they were, they would show an earlier commit's verdict (a ship, say) beside a
+    check that failed on this one. Nothing is posted when there was no comment."""
+    from gate.github.api import CommentError, GitHub
+
+    pull = event.get("pull_request") if event_name == "pull_request" else None
+    repository = environ.get("GITHUB_REPOSITORY", "")
+    if not isinstance(pull, Mapping) or not (inputs.comment and inputs.token and repository):
+        return
+    if inputs.command != "check" or inputs.shard or inputs.report_dir:
+        return  # a shard comments nothing; a fork's report is posted by another workflow
+    head = (pull.get("head") or {}).get("sha") if isinstance(pull.get("head"), Mapping) else None
+    api = environ.get("GITHUB_API_URL") or "https://api.github.com"
+    try:
+        rewritten = GitHub(api, inputs.token).rewrite_ours(
+            repository,
+            int(pull["number"]),
+            could_not_run(problems, head),
+            author=inputs.comment_author,
+        )
+    except (CommentError, KeyError, TypeError, ValueError) as exc:
+        _emit(command("warning", f"casegate could not mark its PR comment stale: {exc}"))
+        return
+    if rewritten:
+        print(f"pull-request comment updated: no verdict stands ({rewritten} comment(s))")
 
 
 def downloaded_parts(workspace: Path, folder_text: str) -> list[Path]:

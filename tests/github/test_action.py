@@ -213,3 +213,53 @@ def test_the_example_config_has_ci_record_again_what_a_pull_request_changed(
     assert finished.returncode == 0, log[-3000:]
     replayed = json.loads(recording.read_text())["responses"].values()
     assert sum(entry["output"]["text"] != "forged by the author" for entry in replayed) == 4
+
+
+def test_a_failed_run_withdraws_the_verdict_an_earlier_commit_got(runner: Runner) -> None:
+    # The first push blocks; the next one cannot be judged (a tab in a case file). The
+    # comment must not go on showing the first push's verdict beside the failed check.
+    open_pull_request(runner.workspace, lambda root: None)
+    assert runner.run().returncode == 1
+    (comment,) = runner.api.comments[7]
+    assert "casegate: **block**" in comment["body"]
+    broken = runner.workspace / "cases/support/zz-broken.yaml"
+    broken.write_text("- id: tabbed\n\tinput: {question: hi}\n")
+    failed = runner.run()
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    (withdrawn,) = runner.api.comments[7]
+    assert withdrawn["id"] == comment["id"]
+    body = withdrawn["body"]
+    assert body.startswith(marker_for("support") + "\n### ⚠️ casegate: **could not run**")
+    assert "casegate: **block**" not in body
+    assert "zz-broken.yaml" in body and "a tab" in body
+    assert "pull-request comment updated: no verdict stands (1 comment(s))" in failed.stdout
+    # Fixed, the same comment carries the verdict again.
+    broken.unlink()
+    assert runner.run().returncode == 1
+    (again,) = runner.api.comments[7]
+    assert again["id"] == comment["id"] and "casegate: **block**" in again["body"]
+
+
+def test_a_failed_first_run_posts_no_comment(runner: Runner) -> None:
+    open_pull_request(runner.workspace, lambda root: None)
+    (runner.workspace / "cases/support/zz-broken.yaml").write_text("- id: x\n\tinput: {}\n")
+    failed = runner.run()
+    assert failed.returncode == 2
+    assert runner.api.comments.get(7, []) == [] and runner.api.writes() == []
+
+
+def test_what_the_pull_request_wrote_into_the_problem_is_escaped_in_the_comment(
+    runner: Runner,
+) -> None:
+    open_pull_request(runner.workspace, lambda root: None)
+    assert runner.run().returncode == 1
+    hostile = "<img src=x onerror=alert(1)> @maintainers [click](https://evil.example) #1"
+    config = runner.workspace / "casegate.candidate.yml"
+    config.write_text(config.read_text() + f'"{hostile}": 1\n')
+    failed = runner.run()
+    assert failed.returncode == 2, failed.stdout
+    body = runner.api.comments[7][0]["body"]
+    assert "could not run" in body and "unknown key" in body
+    assert "<img" not in body and "@maintainers" not in body
+    assert "[click](" not in body and "\\[click\\]" in body  # no link of its making
+    assert body.count("<!-- casegate:sticky-comment") == 1
