@@ -27,17 +27,44 @@ from tests.fakes.actions import PULL_NUMBER, TOKEN, Runner, git, pull_request_ev
 from tests.fakes.github_api import FakeGitHub
 
 
+class CannotOpen(Exception):
+    """The pull request cannot be built from the repository as it is: the reason, and the fix."""
+
+
 def merged_checkout(repository: Path, branch: str, base: str, workspace: Path) -> tuple[str, str]:
     """Clone `repository` into `workspace` at `branch` merged into `base`: (base, head) shas."""
+    if branch == base:
+        raise CannotOpen(f"{branch} is the branch it would merge into: name another branch")
     git("clone", "-q", "--no-local", str(repository.resolve()), str(workspace), cwd=Path.cwd())
-    base_sha = git("rev-parse", "--verify", f"origin/{base}^{{commit}}", cwd=workspace)
-    head_sha = git("rev-parse", "--verify", f"origin/{branch}^{{commit}}", cwd=workspace)
+    shas = []
+    for name in (base, branch):
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}^{{commit}}"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        if not found:
+            known = git("branch", "-r", "--format=%(refname:lstrip=3)", cwd=workspace).split()
+            listed = ", ".join(b for b in known if b != "HEAD") or "none"
+            raise CannotOpen(f"{repository} has no branch {name!r} (its branches: {listed})")
+        shas.append(found)
+    base_sha, head_sha = shas
     git("checkout", "-q", "--detach", base_sha, cwd=workspace)
-    git(
-        "-c", "user.name=casegate try-action", "-c", "user.email=try-action@example.invalid",
-        "merge", "-q", "--no-ff", "-m", f"Merge {branch} into {base}", head_sha,
-        cwd=workspace,
+    merged = subprocess.run(
+        ["git", "-c", "user.name=casegate try-action", "-c", "user.email=try@example.invalid",
+         "merge", "-q", "--no-ff", "-m", f"Merge {branch} into {base}", head_sha],
+        cwd=workspace, capture_output=True, text=True, check=False,
     )  # fmt: skip
+    if merged.returncode != 0:
+        conflicted = git("diff", "--name-only", "--diff-filter=U", cwd=workspace).split()
+        raise CannotOpen(
+            f"{branch} does not merge cleanly into {base}"
+            + (f" (conflicts in {', '.join(conflicted)})" if conflicted else "")
+            + f": merge {base} into {branch}, resolve and commit (recordings in conflict: take "
+            f"{base}'s, then `casegate record --for-baseline` again), and try again"
+        )
     return base_sha, head_sha
 
 
@@ -55,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         (root / "home").mkdir()
         try:
             base_sha, head_sha = merged_checkout(args.repository, args.branch, base, root / "ws")
+        except CannotOpen as exc:
+            print(f"try-action: cannot open the pull request {args.branch} → {base}: {exc}")
+            return 2
         except subprocess.CalledProcessError as exc:  # git's own words say what went wrong
             detail = (exc.stderr or str(exc)).strip()
             print(f"try-action: cannot open the pull request {args.branch} → {base}: {detail}")
@@ -62,7 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         with FakeGitHub(TOKEN) as api:
             runner = Runner(root, root / "ws", api, base_sha)
             event = pull_request_event(base_sha, head_sha=head_sha)
-            finished = runner.run(event=event, config=args.config, verify="off")
+            # sandbox auto: a checkout under a folder closed to other users cannot be read by
+            # the sandbox's user; the log then says what was not in force, as it would on a
+            # runner that could not confine the run.
+            finished = runner.run(event=event, config=args.config, verify="off", sandbox="auto")
             print(finished.stdout + finished.stderr)
             comments = api.comments.get(PULL_NUMBER, [])
             print(
@@ -70,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             for comment in comments:
                 print(comment["body"])
-            print("--- the step's outputs:")
-            for name, value in runner.outputs().items():
+            written = runner.last_files / "output"
+            outputs = runner.outputs() if written.is_file() and written.read_text() else {}
+            print("--- the step's outputs:" if outputs else "--- the step wrote no outputs")
+            for name, value in outputs.items():
                 if "\n" not in value:
                     print(f"{name}: {value}")
         print(f"--- the step exited {finished.returncode} ({args.branch} → {base})")

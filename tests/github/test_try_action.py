@@ -76,5 +76,37 @@ def test_an_unknown_branch_is_one_line_and_exit_2(
 ) -> None:
     assert try_action.main([str(repo), "no-such-branch"]) == 2
     out = capsys.readouterr().out
-    assert out.startswith("try-action: cannot open the pull request no-such-branch → main: ")
+    assert out == (
+        f"try-action: cannot open the pull request no-such-branch → main: {repo} has no "
+        "branch 'no-such-branch' (its branches: main)\n"
+    )
+    assert try_action.main([str(repo), "main"]) == 2
+    assert "main is the branch it would merge into" in capsys.readouterr().out
+
+
+def test_a_branch_that_does_not_merge_says_how_to_make_it(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = repo / "prompts/assistant.md"
+    original = prompt.read_text()
+    branch(repo, "first", {"prompts/assistant.md": original + "\nBe brief.\n"})
+    branch(repo, "second", {"prompts/assistant.md": original + "\nBe thorough.\n"})
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--no-ff", "-m", "first", "first", cwd=repo)
+    capsys.readouterr()
+    assert try_action.main([str(repo), "second"]) == 2
+    out = capsys.readouterr().out
+    assert "second does not merge cleanly into main (conflicts in " in out
+    assert "prompts/assistant.md" in out and "merge main into second" in out
     assert "Traceback" not in out
+
+
+def test_an_action_that_stops_early_prints_no_traceback(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git("checkout", "-q", "-b", "no-config", "main", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "nothing", cwd=repo)
+    assert try_action.main([str(repo), "no-config", "--config", "casegate.yaml"]) == 2
+    out = capsys.readouterr().out
+    assert "casegate.yaml: no such config file" in out
+    assert "--- the step wrote no outputs" in out and "Traceback" not in out
