@@ -72,14 +72,26 @@ class BranchBase:
     branch: str
     #: the default branch's ref (`origin/main`, or `main`)
     default: str
+    #: commits the default branch has gained since the branch left it
+    behind: int = 0
 
     def describe(self) -> str:
-        return (
+        said = (
             f"check: branch '{self.branch}' is judged as its pull request into "
             f"'{self.default}' will be: the gate rule, cases and baseline are read from their "
             f"merge base {self.commit[:12]} (--base REF to choose another commit, --no-base to "
             "compare with the working copy's baseline)"
         )
+        if self.behind:
+            # GitHub judges the merge with the default branch as it is now: its baseline, its
+            # rule, its recordings. This check cannot see those until the branch takes them in.
+            said += (
+                f"\ncasegate: warning: '{self.default}' has {self.behind} commit(s) this branch "
+                f"does not have: its pull request is judged against '{self.default}' as it is "
+                f"now; merge '{self.default}' into '{self.branch}' (and record again what "
+                "conflicts) to see that verdict here"
+            )
+        return said
 
 
 def implied_base(target: Path) -> BranchBase | None:
@@ -97,7 +109,9 @@ def implied_base(target: Path) -> BranchBase | None:
     found = _git(target, "merge-base", "HEAD", ref)
     if len(found) != 1 or not re.fullmatch(r"[0-9a-f]{40,64}", found[0]):
         return None
-    return BranchBase(found[0], branch[0], ref)
+    behind = _git(target, "rev-list", "--count", f"{found[0]}..{ref}")
+    count = int(behind[0]) if len(behind) == 1 and behind[0].isdigit() else 0
+    return BranchBase(found[0], branch[0], ref, count)
 
 
 def holds(target: Path, commit: str, path: Path) -> bool:

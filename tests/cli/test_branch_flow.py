@@ -56,6 +56,7 @@ def test_a_plain_check_on_a_branch_blocks_what_its_own_baseline_would_hide(
         f"rule, cases and baseline are read from their merge base {merge_base[:12]}"
     ) in captured.err
     assert "1 critical case(s) passed on the baseline and fail on the candidate" in captured.out
+    assert "commit(s) this branch does not have" not in captured.err  # main has not moved
     # The way back to the working copy's baseline is named and works.
     assert main(["check", "--mode", "live", "--quiet", "--no-base"]) == 0
     assert "judged as its pull request" not in capsys.readouterr().err
@@ -97,6 +98,12 @@ def test_the_merge_base_is_where_the_branch_left_not_the_default_branchs_tip(
     found = implied_base(repo.root)
     assert found is not None
     assert (found.commit, found.branch, found.default) == (left_at, "feature", "main")
+    # The pull request is judged against main as it is now: the check says it cannot see that.
+    assert found.behind == 1
+    assert (
+        "casegate: warning: 'main' has 1 commit(s) this branch does not have: its pull "
+        "request is judged against 'main' as it is now; merge 'main' into 'feature'"
+    ) in found.describe()
 
 
 def test_the_remotes_default_branch_is_preferred(repo: Project) -> None:
