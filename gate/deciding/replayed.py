@@ -93,6 +93,9 @@ class ReplayAccount:
     #: why no seal could be checked (None: the gate held the recording key)
     seal_problem: str | None = None
     last_drift: LastDrift | None = None
+    #: the system's code (the python target's module, the command's files) the change
+    #: edited against `relative_to`: replayed answers recorded before it are the old code's
+    code_changed: tuple[str, ...] = ()
     #: where the gate looked for the last drift run ("": it could not look)
     drift_source: str = ""
     drift_problem: str | None = None
@@ -165,6 +168,20 @@ class ReplayAccount:
                 "changed recordings sealed by CI (made by casegate in CI, unedited since): "
                 + listed(self.sealed_cases)
             )
+        if self.code_changed:
+            # Recordings are keyed on the config, not the code: a code change alone replays
+            # the answers the old code gave.
+            recorded_again = (
+                "and no recording did: these are the old code's answers"
+                if self.changed == 0
+                else "while recordings are keyed on the config, not the code: any answer "
+                "recorded before the change is the old code's"
+            )
+            lines.append(
+                f"the system's code changed in this pull request ({listed(self.code_changed)}) "
+                f"{recorded_again}; bump `system.version` and record again to judge the new "
+                "code"
+            )
         return [
             *lines,
             "this verdict judges those recorded answers, not what the live system answers today",
@@ -187,6 +204,7 @@ class ReplayAccount:
             "last_drift": None if self.last_drift is None else self.last_drift.to_dict(),
             "drift_source": self.drift_source,
             "drift_problem": self.drift_problem,
+            "system_code_changed": list(self.code_changed),
         }
 
 
@@ -208,6 +226,7 @@ def account(
     last_drift: LastDrift | None = None,
     drift_source: str = "",
     drift_problem: str | None = None,
+    code_changed: Iterable[str] = (),
 ) -> ReplayAccount:
     """The account of a run in `mode` that replayed samples captured at `dates`."""
     if mode != "replay":
@@ -235,4 +254,5 @@ def account(
         last_drift=last_drift,
         drift_source=drift_source,
         drift_problem=drift_problem,
+        code_changed=tuple(sorted(set(code_changed))),
     )

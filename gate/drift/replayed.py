@@ -144,8 +144,10 @@ def for_check(
     changed_problem: str | None = None
     sealing = held()
     seal_problem = None if sealing else f"{KEY_ENV} is not set, so no seal could be checked"
+    code_changed: list[str] = []
     if ruling is not None and ruling.base_tree is not None and ruling.head_tree is not None:
         relative_to = f"the base commit {ruling.review.base[:7]}"
+        code_changed = system_code_changed(loaded, ruling, (ruling.base_tree, ruling.head_tree))
         try:
             trees = (ruling.base_tree, ruling.head_tree)
             changed_cases, changed, sealed_cases = _changed(
@@ -168,6 +170,7 @@ def for_check(
         last_drift=drift,
         drift_source=source,
         drift_problem=problem,
+        code_changed=code_changed,
     )
 
 
@@ -251,6 +254,43 @@ def changed_measures(
             if isinstance(entry, dict) and entry.get("fingerprint") == pairwise
         }
     return {key: now[key] for key in sorted(wanted) if key in now and now[key] != before.get(key)}
+
+
+def system_code(loaded: LoadedConfig) -> list[Path]:
+    """The files of the system's own code: a python target's module, the files a command
+    names that exist beside the config. (Code they import in turn is not followed.)"""
+    system = loaded.config.system
+    found: list[Path] = []
+    if system.provider == "python" and system.target:
+        module = system.target.partition(":")[0].replace(".", "/")
+        found += [loaded.root / f"{module}.py", loaded.root / module / "__init__.py"]
+    elif system.provider == "command" and system.command:
+        words = system.command.split() if isinstance(system.command, str) else system.command
+        found += [loaded.root / word for word in words if "/" in word or "." in word]
+    return [path for path in found if path.is_file()]
+
+
+def system_code_changed(
+    loaded: LoadedConfig, ruling: Ruling, trees: tuple[Path, Path]
+) -> list[str]:
+    """The system's code files, as repository paths, that differ from the base commit's
+    (added counts); a file outside the repository, or unreadable on the base, counts too."""
+    base_tree, head = trees
+    refused = ruling.base.refused if ruling.base is not None else frozenset()
+    changed = []
+    for path in system_code(loaded):
+        relative = os.path.relpath(path.absolute(), head.absolute())
+        if relative == ".." or relative.startswith(f"..{os.sep}") or os.path.isabs(relative):
+            continue  # not the pull request's file: outside the checkout
+        shown = Path(relative).as_posix()
+        try:
+            before = inside(base_tree, shown, "the system's code on the base commit", refused)
+            same = before.is_file() and before.read_bytes() == path.read_bytes()
+        except (CasegateError, OSError):
+            same = False
+        if not same:
+            changed.append(shown)
+    return changed
 
 
 def base_store(

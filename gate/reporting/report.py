@@ -117,6 +117,10 @@ def headline_counts(comparison: Comparison) -> str:
 
 
 def system_change_text(comparison: Comparison, wrap: Callable[[str], str] = str) -> str:
+    code = comparison.replay.code_changed if comparison.replay is not None else ()
+    if not comparison.system_changes and code:
+        shown = ", ".join(wrap(truncate(path, 60)) for path in code[:5])
+        return f"the same config; the system's code changed: {shown}"
     if not comparison.system_changes:
         return "no change to the system under test"
     parts = []

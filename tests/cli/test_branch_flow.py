@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,44 @@ def test_the_branch_that_brings_the_first_baseline_is_not_warned(
     capsys.readouterr()
     assert main(["baseline", "--mode", "live", "--quiet"]) == 0
     assert "to write" not in capsys.readouterr().err
+
+
+@pytest.fixture
+def recorded_repo(project: Project) -> Project:
+    """On main: recordings, and a baseline replayed from them; then a branch off it."""
+    project.write_cases(CASES)
+    assert main(["record", "--quiet"]) == 0
+    assert main(["baseline", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-q", "-b", "feature", cwd=project.root)
+    return project
+
+
+def test_a_code_change_alone_is_named_beside_the_old_codes_answers(
+    recorded_repo: Project, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Recordings are keyed on the config: replay judges the answers the old code gave.
+    recorded_repo.write_system(BROKEN)
+    git("commit", "-qam", "the code alone", cwd=recorded_repo.root)
+    capsys.readouterr()
+    out_file = tmp_path / "r.json"
+    assert main(["check", "--quiet", "--out", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    module = f"{recorded_repo.module}.py"
+    assert f"system: echo → echo (the same config; the system's code changed: {module})" in out
+    assert (
+        f"the system's code changed in this pull request ({module}) and no recording did: "
+        "these are the old code's answers; bump `system.version` and record again"
+    ) in out
+    report = (tmp_path / "demo-report.md").read_text()  # beside the results
+    assert "and no recording did: these are the old code" in report
+
+
+def test_an_unchanged_system_says_nothing_of_its_code(
+    recorded_repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git("commit", "-q", "--allow-empty", "-m", "nothing", cwd=recorded_repo.root)
+    capsys.readouterr()
+    assert main(["check", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "no change to the system under test" in out and "code changed" not in out
