@@ -296,7 +296,9 @@ def _baseline_changes(base: Side, head: Side) -> list[RulerChange]:
     return [
         RulerChange(
             "baseline file",
-            f"{base.baseline} edited by this pull request (the base commit's copy is used)",
+            f"{base.baseline} edited by this pull request (the base commit's copy is used; "
+            f"drop the edit with git checkout origin/HEAD -- {base.baseline}: the baseline "
+            "workflow refreshes it after the merge)",
             head.baseline or "",
             True,
         )
