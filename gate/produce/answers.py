@@ -164,10 +164,9 @@ def missing_message(
         f"no {what}recording for {len(ids)} case(s) ({samples} sample(s)) in {store.folder}: "
         f"{shown}",
         "the case is new, or its input, the prompt, model or params changed since recording: "
-        "run `casegate record --only-missing` with the provider's key set, and commit the "
-        "recordings (a baseline replays more samples a case than a check, 3 × adaptive.max "
-        "under `samples: auto`: record them with `casegate record --for-baseline "
-        "--only-missing`, which writes no baseline)",
+        "run `casegate record --for-baseline --only-missing` (with the provider's key set, "
+        "for a model) and commit the recordings: it records as many samples as the baseline "
+        "replays, which a check's own replay needs too, and writes no baseline",
     ]
     reading = [case for case in cases if case.id in missing and case.input_files]
     if reading:

@@ -255,7 +255,7 @@ def test_a_replay_miss_names_the_cases_and_casegate_record(
     assert main(["run", "--quiet", "--set", "embeddings.model=text-embedding-3-large"]) == 2
     err = capsys.readouterr().err
     assert "no embedding recording for 2 case(s)" in err and "close, far" in err
-    assert "casegate record --only-missing" in err
+    assert "casegate record --for-baseline --only-missing" in err
 
 
 def test_record_only_missing_asks_only_for_what_replay_would_miss(
