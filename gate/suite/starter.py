@@ -167,7 +167,7 @@ STARTER_MAX = 12
 
 
 def next_steps(target: Path, provider: str) -> list[str]:
-    """The three commands to run after init, each with what it does for `provider`."""
+    """The commands to run after init, each with what it does for `provider`."""
     config = "" if target == Path(".") else f" -c {target / 'casegate.yml'}"
     if provider in SAMPLED:
         # A baseline under `samples: auto` replays 3 times adaptive.max samples a case: recorded
@@ -187,6 +187,7 @@ def next_steps(target: Path, provider: str) -> list[str]:
             (f"casegate validate{config}", "the config and both cases load; nothing is called"),
             (f"casegate record{config}", _RECORDS[provider]),
             (f"casegate baseline{config}", "replays the recordings into baselines/assistant.json"),
+            (f"casegate check{config}", "replays them against that baseline, as a pull request will"),
         ]
     width = max(len(command) for command, _ in commands)
     return [f"  {command:<{width}}  # {what}" for command, what in commands]

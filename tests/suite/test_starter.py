@@ -422,14 +422,20 @@ def test_init_for_each_provider_writes_a_config_that_validates(
     assert config.get("adaptive") == ({"max": starter.STARTER_MAX} if sampled else None)
     out = capsys.readouterr().out.splitlines()
     assert "added .casegate/ to .gitignore" in out
-    assert [line.split("#")[0].split() for line in out[-3:]] == (
+    steps = out[-3:] if sampled else out[-4:]
+    assert [line.split("#")[0].split() for line in steps] == (
         [
             ["casegate", "validate"],
             ["casegate", "baseline", "--mode", "record"],
             ["casegate", "check"],
         ]
         if sampled
-        else [["casegate", "validate"], ["casegate", "record"], ["casegate", "baseline"]]
+        else [
+            ["casegate", "validate"],
+            ["casegate", "record"],
+            ["casegate", "baseline"],
+            ["casegate", "check"],
+        ]
     )
     assert main(["validate"]) == 0
     assert "ok: 2 cases" in capsys.readouterr().out
@@ -448,7 +454,7 @@ def test_the_next_commands_say_what_recording_does_for_the_provider(
     provider: str, says: str
 ) -> None:
     steps = starter.next_steps(Path("."), provider)
-    assert len(steps) == 3 and says in steps[1]
+    assert len(steps) == (3 if provider in ("openai", "anthropic") else 4) and says in steps[1]
     sampled = provider in ("openai", "anthropic")
     assert [step.split("#")[0].strip() for step in starter.next_steps(Path("app"), provider)] == (
         [
@@ -461,6 +467,7 @@ def test_the_next_commands_say_what_recording_does_for_the_provider(
             "casegate validate -c app/casegate.yml",
             "casegate record -c app/casegate.yml",
             "casegate baseline -c app/casegate.yml",
+            "casegate check -c app/casegate.yml",
         ]
     )
 
