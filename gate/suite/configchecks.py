@@ -147,6 +147,7 @@ def check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
             if blamed is not None
             else located(path, line, printable(problem))
         )
+    loaded.warnings.extend(_near_misses(loaded, raw))
     pin = loaded.config.judge
     if pin is not None:
         judge_line = line_of(raw.get("judge"), "provider") or line_of(raw, "judge")
@@ -179,3 +180,27 @@ def check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
             problems.extend(located(path, where, printable(p)) for p in service.problems(key))
     if problems:
         raise ConfigError(problems)
+
+
+def _near_misses(loaded: LoadedConfig, raw: dict[str, Any]) -> list[str]:
+    """A key of `system:` that casegate does not know but is a letter or two from one it does:
+    the python and command providers hand unknown keys to the user's code, so `promt_file`
+    would pass silently and the run would go without its prompt."""
+    extra = loaded.config.system.model_extra or {}
+    known = list(SystemConfig.model_fields)
+    said = []
+    for key in extra:
+        hint = difflib.get_close_matches(str(key), known, n=1, cutoff=0.8)
+        if hint:
+            line = line_of(raw.get("system"), str(key))
+            said.append(
+                located(
+                    loaded.path,
+                    line,
+                    printable(
+                        f"system.{key}: not a key casegate knows, so it is passed to the "
+                        f"system as it is; did you mean {hint[0]!r}?"
+                    ),
+                )
+            )
+    return said

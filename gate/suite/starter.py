@@ -187,7 +187,10 @@ def next_steps(target: Path, provider: str) -> list[str]:
             (f"casegate validate{config}", "the config and both cases load; nothing is called"),
             (f"casegate record{config}", _RECORDS[provider]),
             (f"casegate baseline{config}", "replays the recordings into baselines/assistant.json"),
-            (f"casegate check{config}", "replays them against that baseline, as a pull request will"),
+            (
+                f"casegate check{config}",
+                "replays them against that baseline, as a pull request will",
+            ),
         ]
     width = max(len(command) for command, _ in commands)
     return [f"  {command:<{width}}  # {what}" for command, what in commands]

@@ -369,3 +369,43 @@ def test_every_section_of_fixed_keys_suggests_the_key_meant(project: Project) ->
     assert "unknown key 'drift.max_flip' (did you mean 'max_flips'?)" in problem
     project.write_config(holdout={"path": "h", "keyenv": "K"})
     assert "(did you mean 'key_env'?)" in problems(project.config_path)[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"), [("promt_file", "prompt_file"), ("targte", "target"), ("mesage", "message")]
+)
+def test_a_near_miss_of_a_system_key_is_warned_not_passed_silently(
+    project: Project, capsys: pytest.CaptureFixture[str], key: str, meant: str
+) -> None:
+    # python and command hand unknown keys to the user's code: a typo would pass unseen.
+    project.write_config(
+        system={
+            "name": "echo",
+            "provider": "python",
+            "target": f"{project.module}:answer",
+            key: "x",
+        }
+    )
+    loaded = load_config(project.config_path)
+    (warning,) = loaded.warnings
+    assert warning.endswith(
+        f"system.{key}: not a key casegate knows, so it is passed to the system as it is; "
+        f"did you mean {meant!r}?"
+    )
+    assert warning.startswith(f"{project.config_path}:")
+    project.write_cases([{"id": "one", "input": {"question": "hi"}, "expect": {"contains": "hi"}}])
+    assert main(["validate"]) == 0
+    assert f"system.{key}" in capsys.readouterr().err
+
+
+def test_a_parameter_of_the_users_own_passes_without_a_word(project: Project) -> None:
+    project.write_config(
+        system={
+            "name": "echo",
+            "provider": "python",
+            "target": f"{project.module}:answer",
+            "region": "eu-west-1",
+            "retries": 3,
+        }
+    )
+    assert load_config(project.config_path).warnings == []
