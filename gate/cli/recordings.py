@@ -379,7 +379,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     recordings = commands.add_parser("recordings", help="tidy the recordings folder")
     actions = recordings.add_subparsers(dest="recordings_command", required=True, metavar="COMMAND")
     prune_parser = actions.add_parser(
-        "prune", help="delete the recordings no current case uses (list them first)"
+        "prune", help="delete the recordings no current case uses (it lists them as it deletes; --dry-run lists and deletes nothing)"
     )
     prune_parser.add_argument(
         "-c",
