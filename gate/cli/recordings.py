@@ -379,7 +379,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     recordings = commands.add_parser("recordings", help="tidy the recordings folder")
     actions = recordings.add_subparsers(dest="recordings_command", required=True, metavar="COMMAND")
     prune_parser = actions.add_parser(
-        "prune", help="delete the recordings no current case uses (it lists them as it deletes; --dry-run lists and deletes nothing)"
+        "prune",
+        help="delete the recordings no current case uses, naming each (--dry-run: only name them)",
     )
     prune_parser.add_argument(
         "-c",
