@@ -330,6 +330,19 @@ def cmd_show(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     if results_path is None:  # where `casegate run` writes them
         results_path = Path(".casegate") / f"{loaded.config.suite}-results.json"
     results = read_results(results_path)
+    # Which run this is: the default file holds whatever ran last, on whatever branch.
+    stale = (
+        "; the config has changed since, so run again to see it now"
+        if loaded is not None
+        and results.config_hash
+        and results.config_hash != loaded.config_hash()
+        else ""
+    )
+    print(
+        f"casegate: from {_shown_path(results_path)}, the {results.mode or 'unknown'} run of "
+        f"{one_line(results.created_at or 'an unknown time')}{stale}",
+        file=sys.stderr,
+    )
     defined = {case.id: case for case in cases}
     chosen = choose(args.cases, results, str(results_path), defined)
 

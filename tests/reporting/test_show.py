@@ -321,7 +321,14 @@ def test_show_reads_the_default_results_and_says_when_there_is_no_baseline(
     text = run_show("greets")
     assert text.startswith("case greets: FAIL\n")
     assert "  │ plain: hi" in text
-    assert "no baseline at baselines/demo.json yet" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no baseline at baselines/demo.json yet" in err
+    # Which run it is: the default file holds whatever ran last.
+    assert "casegate: from .casegate/demo-results.json, the live run of 20" in err
+    assert "config has changed since" not in err
+    project.write_config(samples=2)
+    run_show("greets")
+    assert "; the config has changed since, so run again to see it now" in capsys.readouterr().err
 
 
 def test_provenance_and_added_are_in_the_results_show_and_the_reports_details(
