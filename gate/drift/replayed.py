@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -256,6 +257,10 @@ def changed_measures(
     return {key: now[key] for key in sorted(wanted) if key in now and now[key] != before.get(key)}
 
 
+#: the most of one code file compared with the base's (a larger one counts as changed)
+CODE_LIMIT = 10 * MB
+
+
 def system_code(loaded: LoadedConfig) -> list[Path]:
     """The files of the system's own code: a python target's module, the files a command
     names that exist beside the config. (Code they import in turn is not followed.)"""
@@ -267,7 +272,8 @@ def system_code(loaded: LoadedConfig) -> list[Path]:
     elif system.provider == "command" and system.command:
         words = system.command.split() if isinstance(system.command, str) else system.command
         found += [loaded.root / word for word in words if "/" in word or "." in word]
-    return [path for path in found if path.is_file()]
+    # lexists: a link counts too (compared as unreadable, so named as changed)
+    return [path for path in found if os.path.lexists(path) and not path.is_dir()]
 
 
 def system_code_changed(
@@ -284,10 +290,21 @@ def system_code_changed(
             continue  # not the pull request's file: outside the checkout
         shown = Path(relative).as_posix()
         try:
+            # Both sides read as the ruler reads files: no link followed (a pull request's
+            # system.py could link to a device or a huge file), a regular file only (a pipe
+            # would block the read), and no more than a limit.
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                raise CasegateError("not a regular file")
+            now = read_limited(
+                inside(head, shown, "the system's code", frozenset()),
+                CODE_LIMIT, "the system's code", "", CasegateError,
+            )  # fmt: skip
             before = inside(base_tree, shown, "the system's code on the base commit", refused)
-            same = before.is_file() and before.read_bytes() == path.read_bytes()
+            same = before.is_file() and now == read_limited(
+                before, CODE_LIMIT, "the system's code", "", CasegateError
+            )
         except (CasegateError, OSError):
-            same = False
+            same = False  # unreadable on either side: named as changed, never taken as equal
         if not same:
             changed.append(shown)
     return changed

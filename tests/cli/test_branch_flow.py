@@ -9,6 +9,7 @@ so the branch records with `record --for-baseline`, which writes no baseline."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -231,3 +232,31 @@ def test_an_unchanged_system_says_nothing_of_its_code(
     assert main(["check", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "no change to the system under test" in out and "code changed" not in out
+
+
+@pytest.mark.parametrize("planted", ["link to a device", "pipe", "link out", "too large"])
+def test_what_a_pull_request_puts_at_the_systems_path_is_never_read_through(
+    recorded_repo: Project, capsys: pytest.CaptureFixture[str], planted: str
+) -> None:
+    # The code comparison reads the pull request's file: a link, a pipe or a huge file there
+    # must neither hang the check nor be read; it is named as changed.
+    module = recorded_repo.root / f"{recorded_repo.module}.py"
+    code = module.read_text()
+    module.unlink()
+    if planted == "link to a device":
+        module.symlink_to("/dev/zero")
+    elif planted == "pipe":
+        os.mkfifo(module)
+    elif planted == "link out":
+        outside = recorded_repo.root.parent / "elsewhere.py"
+        outside.write_text(code)
+        module.symlink_to(outside)
+    else:
+        module.write_text(code + "#" * (11 * 1024 * 1024) + "\n")
+    if planted != "pipe":  # git cannot commit a pipe: it is in the working copy only
+        git("add", "-A", cwd=recorded_repo.root)
+        git("commit", "-qm", planted, cwd=recorded_repo.root)
+    capsys.readouterr()
+    assert main(["check", "--quiet"]) == 0  # replay: the recordings are the answers
+    out = capsys.readouterr().out
+    assert f"the system's code changed: {recorded_repo.module}.py" in out
