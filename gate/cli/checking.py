@@ -33,14 +33,26 @@ def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
 
 def _imply_base(args: argparse.Namespace) -> None:
     """On a branch, judge as its pull request will be: the ruler from the merge base."""
-    from gate.suite.branches import implied_base
+    from gate.suite.branches import holds, implied_base
 
     if args.base or args.no_base or args.parts:
         return
-    found = implied_base(args.config.resolve().parent)
-    if found is not None:
-        args.base = found.commit
-        print(found.describe(), file=sys.stderr)
+    folder = args.config.resolve().parent
+    found = implied_base(folder)
+    if found is None:
+        return
+    if not holds(folder, found.commit, args.config.resolve()):
+        # The branch that adds casegate: there is no ruler to read yet. Its pull request
+        # blocks until a maintainer accepts the new ruler; here the working copy judges.
+        print(
+            f"check: '{found.default}' has no {args.config.name} yet, so branch "
+            f"'{found.branch}' is judged by its own (its pull request needs a maintainer to "
+            "accept that ruler: the accept label)",
+            file=sys.stderr,
+        )
+        return
+    args.base = found.commit
+    print(found.describe(), file=sys.stderr)
 
 
 def _head_commit() -> str | None:

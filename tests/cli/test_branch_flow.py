@@ -260,3 +260,25 @@ def test_what_a_pull_request_puts_at_the_systems_path_is_never_read_through(
     assert main(["check", "--quiet"]) == 0  # replay: the recordings are the answers
     out = capsys.readouterr().out
     assert f"the system's code changed: {recorded_repo.module}.py" in out
+
+
+def test_the_branch_that_adds_casegate_is_judged_by_its_own_ruler_and_told_why(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The default branch predates casegate: nothing to read a ruler from.
+    (project.root / "README").write_text("a project\n")
+    init_repository(project.root)
+    git("rm", "-q", "--cached", "-r", ".", cwd=project.root)
+    git("add", "README", cwd=project.root)
+    git("commit", "-qm", "before casegate", cwd=project.root)
+    git("checkout", "-q", "-b", "add-casegate", cwd=project.root)
+    project.write_cases(CASES)
+    assert main(["baseline", "--mode", "live", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--mode", "live", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "check: 'main' has no casegate.yml yet, so branch 'add-casegate' is judged by its own"
+        in err
+    )
+    assert "merge base" not in err
