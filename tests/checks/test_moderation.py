@@ -238,7 +238,7 @@ def test_a_replay_miss_fails_loudly_naming_record(
     assert main(["run", "--quiet", "--set", "moderation.model=omni-moderation-latest"]) == 2
     err = capsys.readouterr().err
     assert "no moderation score recording for 3 case(s)" in err
-    assert "casegate record --only-missing" in err
+    assert "casegate record --for-baseline --only-missing" in err
 
 
 def test_an_outage_or_a_missing_category_is_an_error_never_a_pass(

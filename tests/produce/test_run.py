@@ -59,7 +59,7 @@ def test_record_then_replay_is_identical_and_offline(suite: Project) -> None:
         run(suite, "replay")
     # The errored case was not recorded: an outage is never frozen as an answer.
     assert "c-error" in caught.value.problems[0]
-    assert "casegate record --only-missing" in caught.value.problems[1]
+    assert "casegate record --for-baseline --only-missing" in caught.value.problems[1]
     suite.write_cases(
         [
             case("b-pass", "hello", contains="hello"),
