@@ -148,7 +148,12 @@ def for_check(
     code_changed: list[str] = []
     if ruling is not None and ruling.base_tree is not None and ruling.head_tree is not None:
         relative_to = f"the base commit {ruling.review.base[:7]}"
-        code_changed = system_code_changed(loaded, ruling, (ruling.base_tree, ruling.head_tree))
+        # Only while the recordings' keys are the base's: a changed system config (a version
+        # bump) keys every answer afresh, and with no config on the base there is no old code.
+        base = ruling.base.loaded if ruling.base is not None else None
+        if base is not None and system_fingerprint(base.resolved_system()) == fingerprint:
+            trees = (ruling.base_tree, ruling.head_tree)
+            code_changed = system_code_changed(loaded, ruling, trees)
         try:
             trees = (ruling.base_tree, ruling.head_tree)
             changed_cases, changed, sealed_cases = _changed(

@@ -224,6 +224,15 @@ def check(
         write_results(candidate, out)  # with the slice's aggregates
     comparison = compared(loaded, cases, mode, ground, ruling, candidate, judged.review)
     notes = list(notes)
+    replay = comparison.replay
+    if replay is not None and replay.code_changed and replay.changed == 0:
+        # Not a block (replay judges recorded answers by design, and the report says so), but
+        # beside the verdict: a ship here says nothing of the new code.
+        notes.append(
+            f"the system's code changed ({', '.join(replay.code_changed[:5])}) and no "
+            "recording did: this verdict judges the old code's answers; bump `system.version` "
+            "and record again to judge the new code"
+        )
     if mode == "live" and ruling is None:
         comparison, confirmed = confirm(
             comparison, loaded, cases, ground.baseline, ground.rule, show_progress=show_progress

@@ -222,6 +222,25 @@ def test_a_code_change_alone_is_named_beside_the_old_codes_answers(
     ) in out
     report = (tmp_path / "demo-report.md").read_text()  # beside the results
     assert "and no recording did: these are the old code" in report
+    # Beside the verdict too, not only in the replay's account.
+    assert "and no recording did: this verdict judges the old code's answers" in out
+    assert "and no recording did: this verdict judges the old code's answers" in report
+
+
+def test_a_version_bump_recorded_again_says_nothing_of_old_code(
+    recorded_repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorded_repo.write_system(BROKEN)
+    sys.modules.pop(recorded_repo.module, None)
+    system = {"name": "echo", "provider": "python", "target": f"{recorded_repo.module}:answer"}
+    recorded_repo.write_config(system={**system, "version": 2})
+    assert main(["record", "--for-baseline", "--quiet"]) == 0
+    git("add", "-A", cwd=recorded_repo.root)
+    git("commit", "-qm", "new code, new version, recorded again", cwd=recorded_repo.root)
+    capsys.readouterr()
+    assert main(["check", "--quiet"]) == 1  # the new code's answers: the regression shows
+    out = capsys.readouterr().out
+    assert "old code" not in out and "code changed" not in out
 
 
 def test_an_unchanged_system_says_nothing_of_its_code(
