@@ -297,8 +297,8 @@ def _baseline_changes(base: Side, head: Side) -> list[RulerChange]:
         RulerChange(
             "baseline file",
             f"{base.baseline} edited by this pull request (the base commit's copy is used; "
-            f"drop the edit with git checkout origin/HEAD -- {base.baseline}: the baseline "
-            "workflow refreshes it after the merge)",
+            f"drop the edit with git checkout BASE-BRANCH -- {base.baseline}, BASE-BRANCH being "
+            "the branch it merges into: the baseline workflow refreshes it after the merge)",
             head.baseline or "",
             True,
         )
