@@ -182,14 +182,21 @@ def check_system(loaded: LoadedConfig, raw: dict[str, Any]) -> None:
         raise ConfigError(problems)
 
 
+#: keys of `system:` casegate reads though the model lets providers take any: the version
+#: the recordings are keyed on, the declared tools, batch mode
+READ_FROM_EXTRA = ("version", "tools", "mode")
+
+
 def _near_misses(loaded: LoadedConfig, raw: dict[str, Any]) -> list[str]:
     """A key of `system:` that casegate does not know but is a letter or two from one it does:
     the python and command providers hand unknown keys to the user's code, so `promt_file`
     would pass silently and the run would go without its prompt."""
     extra = loaded.config.system.model_extra or {}
-    known = list(SystemConfig.model_fields)
+    known = [*SystemConfig.model_fields, *READ_FROM_EXTRA]
     said = []
     for key in extra:
+        if key in READ_FROM_EXTRA:
+            continue
         hint = difflib.get_close_matches(str(key), known, n=1, cutoff=0.8)
         if hint:
             line = line_of(raw.get("system"), str(key))

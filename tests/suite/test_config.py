@@ -372,7 +372,13 @@ def test_every_section_of_fixed_keys_suggests_the_key_meant(project: Project) ->
 
 
 @pytest.mark.parametrize(
-    ("key", "meant"), [("promt_file", "prompt_file"), ("targte", "target"), ("mesage", "message")]
+    ("key", "meant"),
+    [
+        ("promt_file", "prompt_file"),
+        ("targte", "target"),
+        ("mesage", "message"),
+        ("verison", "version"),  # the key the docs say to bump: a typo would key nothing new
+    ],
 )
 def test_a_near_miss_of_a_system_key_is_warned_not_passed_silently(
     project: Project, capsys: pytest.CaptureFixture[str], key: str, meant: str
