@@ -75,6 +75,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", help="the branch it would merge into (default: the default)")
     parser.add_argument("--config", default="casegate.yml", help="the Action's `config:` input")
     args = parser.parse_args(argv)
+    found = subprocess.run(
+        ["git", "-C", str(args.repository), "rev-parse", "--show-toplevel"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if found.returncode != 0:
+        print(f"try-action: {args.repository} is not a git repository: give REPO=PATH of one")
+        return 2
+    dirty = subprocess.run(
+        ["git", "-C", str(args.repository), "status", "--porcelain"],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    if dirty.strip():
+        print(
+            f"try-action: note: {args.repository} has changes not committed; the pull request "
+            f"is {args.branch} as committed (commit them to see them judged)"
+        )
     base = args.base or default_branch(args.repository)[0]
     root = Path(tempfile.mkdtemp(prefix="casegate-try-action-"))
     try:

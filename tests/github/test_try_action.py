@@ -110,3 +110,20 @@ def test_an_action_that_stops_early_prints_no_traceback(
     out = capsys.readouterr().out
     assert "casegate.yaml: no such config file" in out
     assert "--- the step wrote no outputs" in out and "Traceback" not in out
+
+
+def test_a_folder_that_is_no_repository_and_uncommitted_work_are_said(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert try_action.main([str(plain), "main"]) == 2
+    assert capsys.readouterr().out == (
+        f"try-action: {plain} is not a git repository: give REPO=PATH of one\n"
+    )
+    branch(repo, "kinder", {"prompts/assistant.md": "Be kind.\n"})
+    (repo / "prompts/assistant.md").write_text("Be unkind.\n")  # not committed
+    try_action.main([str(repo), "kinder"])
+    assert "has changes not committed; the pull request is kinder as committed" in (
+        capsys.readouterr().out
+    )
