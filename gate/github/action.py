@@ -231,10 +231,29 @@ def run(environ: dict[str, str]) -> int:
         raise ConfigError(PULL_REQUEST_TARGET)
     event = read_event(environ)
     try:
-        return judged(inputs, environ, event_name, event, workspace)
+        try:
+            return judged(inputs, environ, event_name, event, workspace)
+        except (OSError, RuntimeError) as exc:
+            # A loop of links the pull request committed is a problem like any other
+            # (exit 2): converted here, so that it withdraws the verdict too.
+            loop = link_loop(exc)
+            if loop is None:
+                raise
+            raise loop from None
     except CasegateError as exc:
         # An earlier commit's verdict must not stand beside this commit's failed check.
         withdraw_verdicts(inputs, environ, event_name, event, [redact(p) for p in exc.problems])
+        raise
+    except Exception as exc:
+        # Nor beside a check that stopped on an error casegate did not foresee (its
+        # message stays in the log: it may quote what should not be posted).
+        withdraw_verdicts(
+            inputs,
+            environ,
+            event_name,
+            event,
+            [f"casegate stopped on an unexpected error ({type(exc).__name__}): see the job's log"],
+        )
         raise
 
 

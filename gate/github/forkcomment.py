@@ -292,6 +292,34 @@ def pull_request_number(event: Mapping[str, Any], repository: str, api: PullRequ
 # --- the command ------------------------------------------------------------------------
 
 
+def _withdraw(
+    api: PullRequests, repository: str, event: Mapping[str, Any], author: str, why: str
+) -> None:
+    """A run that wrote no report judged nothing: casegate's comments on its pull request
+    (found only while the run's commit is still its head) stop showing an earlier verdict."""
+    from gate.github.checkrun import could_not_run
+
+    try:
+        number = pull_request_number(event, repository, api)
+    except (NothingToPost, CasegateError, CommentError):
+        return  # pushed to again (the newer run comments), or no pull request to find
+    head = _get(event, "workflow_run", "head_sha")
+    try:
+        rewritten = api.rewrite_ours(
+            repository,
+            number,
+            could_not_run(
+                ["the pull request's casegate run wrote no report: its log says why"], head
+            ),
+            author=author,
+        )
+    except CommentError as exc:
+        print(command("warning", f"casegate could not mark its PR comment stale: {exc}"))
+        return
+    if rewritten:
+        print(f"pull-request comment updated: no verdict stands ({rewritten} comment(s))")
+
+
 def post_report(
     workspace: Path,
     report_dir: str,
@@ -325,10 +353,12 @@ def post_report(
     try:
         artifact = read_artifact(workspace, report_dir)
         if artifact is None:
-            raise NothingToPost(
+            missing = (
                 f"no report in {report_dir}: the pull request's casegate run wrote none (it "
                 "could not run or was cancelled; its own log says why) or it was not downloaded"
             )
+            _withdraw(api, repository, event, author, missing)
+            raise NothingToPost(missing)
         record, body = artifact
         if suites is not None and record.suite not in suites:
             raise refused(

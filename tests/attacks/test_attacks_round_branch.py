@@ -1,0 +1,69 @@
+"""Attacks on the surfaces added with branch-aware checks: the withdrawn comment, the implied
+base of a local check, the system-code comparison, record --for-baseline. Each test asserts
+the safe behaviour."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gate.github.api import marker_for
+from tests.fakes.actions import Runner, open_pull_request
+
+
+def _blocked_then(runner: Runner) -> dict:
+    open_pull_request(runner.workspace, lambda root: None)
+    assert runner.run().returncode == 1
+    (comment,) = runner.api.comments[7]
+    assert "casegate: **block**" in comment["body"]
+    return comment
+
+
+def test_a_link_loop_the_pull_request_commits_withdraws_the_earlier_verdict(
+    runner: Runner,
+) -> None:
+    # A case file committed as a loop of symbolic links stops the check (exit 2), as a tab
+    # in a case file does; the earlier push's verdict must not stand beside it either.
+    _blocked_then(runner)
+    prompts = runner.workspace / "prompts"
+    for name in os.listdir(prompts):
+        (prompts / name).unlink()
+        os.symlink(name, prompts / name)  # each a link to itself
+    failed = runner.run()
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    (withdrawn,) = runner.api.comments[7]
+    assert "casegate: **block**" not in withdrawn["body"], failed.stdout + failed.stderr
+    assert withdrawn["body"].startswith(
+        marker_for("support") + "\n### ⚠️ casegate: **could not run**"
+    )
+
+
+def test_a_forks_failed_run_withdraws_the_verdict_its_earlier_push_got(tmp_path: Path) -> None:
+    # The fork flow (report-dir, then casegate-comment.yml): the first push's report was
+    # posted; the next push cannot be judged (exit 2), so its run uploads no report. The
+    # comment workflow must not leave the earlier verdict standing beside the failed check
+    # (the Action's own path withdraws it; this one said only "nothing to post").
+    from tests.fakes.actions import PULL_NUMBER, TOKEN, build_workspace
+    from tests.fakes.github_api import FakeGitHub
+    from tests.github.test_forkcomment import BRANCH, FORK, HEAD_SHA, workflow_run_event
+
+    build_workspace(tmp_path / "workspace")
+    (tmp_path / "home").mkdir()
+    with FakeGitHub(TOKEN) as api:
+        api.add_pull(PULL_NUMBER, HEAD_SHA, FORK, BRANCH)
+        earlier = api.add_comment(
+            PULL_NUMBER,
+            marker_for("support") + "\n## ✅ casegate: **ship**",
+            login="github-actions[bot]",
+        )
+        runner = Runner(tmp_path, tmp_path / "workspace", api, base_sha="")
+        finished = runner.run(
+            "workflow_run", workflow_run_event(), command="comment", report_dir="casegate-report"
+        )
+        assert finished.returncode == 0, finished.stdout + finished.stderr
+        (comment,) = api.comments[PULL_NUMBER]
+        assert comment["id"] == earlier["id"]
+        assert "**ship**" not in comment["body"], finished.stdout
+        assert comment["body"].startswith(
+            marker_for("support") + "\n### ⚠️ casegate: **could not run**"
+        )
