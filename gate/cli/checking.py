@@ -33,13 +33,16 @@ def _local_ruling(args: argparse.Namespace, scratch: Path) -> Any:
 
 def _imply_base(args: argparse.Namespace) -> None:
     """On a branch, judge as its pull request will be: the ruler from the merge base."""
-    from gate.suite.branches import holds, implied_base
+    from gate.suite.branches import holds, implied_base, unjudged_branch
 
     if args.base or args.no_base or args.parts:
         return
     folder = args.config.resolve().parent
     found = implied_base(folder)
     if found is None:
+        fallback = unjudged_branch(folder)
+        if fallback is not None:
+            print(fallback, file=sys.stderr)
         return
     if not holds(folder, found.commit, args.config.resolve()):
         # The branch that adds casegate: there is no ruler to read yet. Its pull request

@@ -114,6 +114,25 @@ def implied_base(target: Path) -> BranchBase | None:
     return BranchBase(found[0], branch[0], ref, count)
 
 
+def unjudged_branch(target: Path) -> str | None:
+    """Why a check on a branch falls back to the working copy's ruler (None: it does not).
+
+    Only where no default branch is found: the branch's own baseline is then the ruler,
+    so a baseline it re-recorded hides what it broke. The check says so, and how to judge
+    as the pull request will be."""
+    branch = _git(target, "symbolic-ref", "--quiet", "--short", "HEAD")
+    name, how, ref = _found_default(target)
+    if len(branch) != 1 or ref is not None or branch[0] == name:
+        return None
+    return (
+        f"casegate: warning: on branch '{branch[0]}' no default branch was found ({how}: "
+        "neither refs/remotes/origin/HEAD nor exactly one of main and master), so the working "
+        "copy's gate rule, cases and baseline are the ruler; a baseline this branch recorded "
+        "again would hide what it broke. Give --base REF (the branch its pull request goes "
+        "into) to be judged as the pull request will be, or `git remote set-head origin --auto`"
+    )
+
+
 def holds(target: Path, commit: str, path: Path) -> bool:
     """Whether `commit` has a file at `path` (a path under `target`'s repository)."""
     relative = Path(os.path.relpath(Path(path).resolve(), target.resolve())).as_posix()

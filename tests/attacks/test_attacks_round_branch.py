@@ -7,8 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from gate.github.api import marker_for
-from tests.fakes.actions import Runner, open_pull_request
+from tests.cli.test_branch_flow import CASES, break_and_rebaseline
+from tests.conftest import Project
+from tests.fakes.actions import Runner, git, init_repository, open_pull_request
 
 
 def _blocked_then(runner: Runner) -> dict:
@@ -67,3 +71,36 @@ def test_a_forks_failed_run_withdraws_the_verdict_its_earlier_push_got(tmp_path:
         assert comment["body"].startswith(
             marker_for("support") + "\n### ⚠️ casegate: **could not run**"
         )
+
+
+# --- the implied base of a local check --------------------------------------------------
+
+
+@pytest.fixture
+def branch_repo(project: Project) -> Project:
+    """A repository on main whose one commit holds a baseline; then a branch off it."""
+    from gate.cli import main as cli
+
+    project.write_cases(CASES)
+    assert cli(["baseline", "--mode", "live", "--quiet"]) == 0
+    init_repository(project.root)
+    git("checkout", "-q", "-b", "feature", cwd=project.root)
+    return project
+
+
+def test_a_branch_check_with_no_default_branch_found_says_its_ruler_is_its_own_baseline(
+    branch_repo: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = branch_repo
+    # A repository with both main and master and no remote HEAD (a migration half done, a
+    # clone without origin/HEAD): no default branch is found, and the check on a branch
+    # silently compared with the branch's own re-recorded baseline, the trap the implied
+    # base closes, and shipped its regression without a word.
+    from gate.cli import main as cli
+
+    git("branch", "master", "main", cwd=repo.root)
+    break_and_rebaseline(repo)
+    capsys.readouterr()
+    code = cli(["check", "--mode", "live", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 or ("working copy" in err and "--base" in err), err
