@@ -187,18 +187,26 @@ class GitHub:
         return len(found)
 
     def rewrite_ours(
-        self, repository: str, number: int, text: str, *, author: str = DEFAULT_AUTHOR
+        self,
+        repository: str,
+        number: int,
+        text: str,
+        *,
+        author: str = DEFAULT_AUTHOR,
+        markers: Collection[str] | None = None,
     ) -> int:
         """Every casegate comment of `author` on the pull request, rewritten to `text` below its
         own marker line (kept, so the next verdict replaces it again); how many.
 
-        A comment whose first line is not exactly a casegate marker is left alone.
+        A comment whose first line is not exactly a casegate marker is left alone, and so is
+        one whose marker is not among `markers` when they are given (another suite's step).
         """
         found = [
             comment
             for comment in self._comments(repository, number)
             if _is_ours(comment, MARKER_PREFIX, author)
-            and MARKER_LINE.fullmatch((comment.get("body") or "").split("\n", 1)[0])
+            and MARKER_LINE.fullmatch(first := (comment.get("body") or "").split("\n", 1)[0])
+            and (markers is None or first in markers)
         ]
         for comment in found:
             marker = str(comment["body"]).split("\n", 1)[0]

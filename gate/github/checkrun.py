@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gate.deciding.basetree import inside, repo_root_of, tracked_under
-from gate.errors import ConfigError
+from gate.errors import CasegateError, ConfigError
 from gate.files import work_folder
 from gate.github.publish import (
     EXIT_INTERRUPTED,
@@ -213,7 +213,8 @@ def withdraw_verdicts(
 
     Left as they were, they would show an earlier commit's verdict (a ship, say) beside a
     check that failed on this one. Nothing is posted when there was no comment."""
-    from gate.github.api import CommentError, GitHub
+    from gate.github.api import CommentError, GitHub, marker_for
+    from gate.github.rollup import ROLLUP_MARKER
 
     pull = event.get("pull_request") if event_name == "pull_request" else None
     repository = environ.get("GITHUB_REPOSITORY", "")
@@ -223,18 +224,76 @@ def withdraw_verdicts(
         return  # a shard comments nothing; a fork's report is posted by another workflow
     head = (pull.get("head") or {}).get("sha") if isinstance(pull.get("head"), Mapping) else None
     api = environ.get("GITHUB_API_URL") or "https://api.github.com"
+    folder = Path(environ.get("GITHUB_WORKSPACE") or ".") / inputs.working_directory
+    try:
+        suites = step_suites(inputs.config, folder, pull)
+    except Exception:  # a withdrawal never fails the step: all of them, then
+        suites = None
+    markers = None if suites is None else {ROLLUP_MARKER, *map(marker_for, suites)}
     try:
         rewritten = GitHub(api, inputs.token).rewrite_ours(
             repository,
             int(pull["number"]),
             could_not_run(problems, head),
             author=inputs.comment_author,
+            markers=markers,
         )
     except (CommentError, KeyError, TypeError, ValueError) as exc:
         _emit(command("warning", f"casegate could not mark its PR comment stale: {exc}"))
         return
     if rewritten:
         print(f"pull-request comment updated: no verdict stands ({rewritten} comment(s))")
+
+
+def _suite_named(text: str) -> str | None:
+    from gate.suite.config import SUITE_PATTERN
+    from gate.yamlfile import load_yaml
+
+    try:
+        document = load_yaml(text)
+    except Exception:  # any config that does not parse names no suite
+        return None
+    suite = document.get("suite") if isinstance(document, dict) else None
+    return suite if isinstance(suite, str) and re.fullmatch(SUITE_PATTERN, suite) else None
+
+
+def step_suites(config: str, folder: Path, pull: Mapping[str, Any]) -> set[str] | None:
+    """The suites a one-config step comments for: its config's `suite:` in the pull request's
+    checkout and on the base commit (a pull request that renames the suite withdraws both).
+
+    None when either cannot be told (a config that does not parse, several configs, no base
+    commit to read): then every casegate comment is withdrawn, failing closed."""
+    from gate.deciding.basetree import git
+    from gate.github.suites import several
+    from gate.limits import MAX_YAML_BYTES, read_limited
+
+    if several(config):
+        return None
+    path = folder / config
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        text = read_limited(path, MAX_YAML_BYTES, "the config", "", ConfigError)
+        mine = _suite_named(text.decode("utf-8"))
+    except (CasegateError, OSError, UnicodeDecodeError):
+        return None
+    base = (pull.get("base") or {}).get("sha") if isinstance(pull.get("base"), Mapping) else None
+    root = repo_root_of(folder)
+    if mine is None or root is None or not isinstance(base, str):
+        return None
+    if not re.fullmatch("[0-9a-f]{40,64}", base):
+        return None
+    try:
+        relative = path.resolve().relative_to(root.resolve()).as_posix()
+        if git("cat-file", "-e", f"{base}^{{commit}}", cwd=root).returncode != 0:
+            return None  # the base commit is not fetched: its suite cannot be told
+        shown = git("show", f"{base}:{relative}", cwd=root)
+    except (CasegateError, ValueError, OSError):
+        return None
+    if shown.returncode != 0:
+        return {mine}  # a config the base does not have: a new suite
+    theirs = _suite_named(shown.stdout[:MAX_YAML_BYTES].decode("utf-8", errors="replace"))
+    return None if theirs is None else {mine, theirs}
 
 
 def downloaded_parts(workspace: Path, folder_text: str) -> list[Path]:

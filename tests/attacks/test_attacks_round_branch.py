@@ -104,3 +104,49 @@ def test_a_branch_check_with_no_default_branch_found_says_its_ruler_is_its_own_b
     code = cli(["check", "--mode", "live", "--quiet"])
     err = capsys.readouterr().err
     assert code == 1 or ("working copy" in err and "--base" in err), err
+
+
+def test_one_suites_failed_step_leaves_another_suites_verdict_of_this_commit_standing(
+    runner: Runner,
+) -> None:
+    # One step per suite (the matrix a roll-up's refusal recommends): suite `other` judged
+    # this very commit and blocked it. The `support` step fails (a tab in a case file) and
+    # rewrote every casegate comment, `other`'s block with its regressions included, to
+    # "could not run", quoting support's problem under other's marker.
+    open_pull_request(runner.workspace, lambda root: None)
+    other = runner.api.add_comment(
+        7,
+        marker_for("other") + "\n## ⛔ casegate: **block** (3 regressions)",
+        login="github-actions[bot]",
+    )
+    (runner.workspace / "cases/support/zz-broken.yaml").write_text("- id: x\n\tinput: {}\n")
+    failed = runner.run()
+    assert failed.returncode == 2
+    assert other["body"] == marker_for("other") + "\n## ⛔ casegate: **block** (3 regressions)"
+
+
+def test_a_pull_request_that_renames_its_suite_still_withdraws_the_old_suites_verdict(
+    runner: Runner,
+) -> None:
+    # Withdrawal is scoped to the step's own suite: the one its config names in the pull
+    # request and on the base commit, so renaming the suite in the same push does not keep
+    # the earlier verdict standing.
+    _blocked_then(runner)
+    config = runner.workspace / "casegate.candidate.yml"
+    config.write_text(config.read_text().replace("suite: support", "suite: renamed", 1))
+    (runner.workspace / "cases/support/zz-broken.yaml").write_text("- id: x\n\tinput: {}\n")
+    failed = runner.run()
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    (withdrawn,) = runner.api.comments[7]
+    assert "casegate: **block**" not in withdrawn["body"]
+    assert "could not run" in withdrawn["body"]
+
+
+def test_a_config_that_does_not_parse_withdraws_every_casegate_comment(runner: Runner) -> None:
+    # When the step's suite cannot be told, every casegate comment is withdrawn (fail closed).
+    _blocked_then(runner)
+    runner.api.add_comment(7, marker_for("other") + "\nship", login="github-actions[bot]")
+    (runner.workspace / "casegate.candidate.yml").write_text("suite: [unclosed\n")
+    failed = runner.run()
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    assert all("could not run" in c["body"] for c in runner.api.comments[7])
