@@ -107,9 +107,14 @@ requirements.lock: pyproject.toml constraints.txt
 # against the loopback GitHub of the tests: the log, the sticky comment, the outputs, offline
 # (docs/action.md "Try it on your machine").
 CONFIG ?= casegate.yml
+# The values reach the shell as environment variables ("$$BRANCH"), never as text of the
+# command: a branch may be named x`cmd` (backticks are allowed in git ref names).
+try-action: export REPO := $(REPO)
+try-action: export BRANCH := $(BRANCH)
+try-action: export CONFIG := $(CONFIG)
 try-action: $(RUNTIME)
-	@test -n "$(REPO)" -a -n "$(BRANCH)" || { echo "usage: make try-action REPO=PATH BRANCH=NAME [CONFIG=casegate.yml]"; exit 2; }
-	$(BIN)/python -m tests.fakes.try_action "$(REPO)" "$(BRANCH)" --config "$(CONFIG)"
+	@test -n "$$REPO" -a -n "$$BRANCH" || { echo "usage: make try-action REPO=PATH BRANCH=NAME [CONFIG=casegate.yml]"; exit 2; }
+	$(BIN)/python -m tests.fakes.try_action "$$REPO" "$$BRANCH" --config "$$CONFIG"
 
 # Build the Action's image and run it as the runner does, on a Docker engine started by hand.
 container-test: $(STAMP)

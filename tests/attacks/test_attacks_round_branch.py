@@ -150,3 +150,27 @@ def test_a_config_that_does_not_parse_withdraws_every_casegate_comment(runner: R
     failed = runner.run()
     assert failed.returncode == 2, failed.stdout + failed.stderr
     assert all("could not run" in c["body"] for c in runner.api.comments[7])
+
+
+# --- make try-action --------------------------------------------------------------------
+
+
+def test_a_branch_name_given_to_make_try_action_runs_no_command(tmp_path: Path) -> None:
+    # A git branch may be named x`id>FILE` (backticks and `>` are allowed in ref names): the
+    # recipe put it inside double quotes, where the shell runs what backticks hold.
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    pwned = tmp_path / "pwned"
+    branch = f"x`id>{pwned}`"
+    assert subprocess.run(["git", "check-ref-format", f"refs/heads/{branch}"]).returncode == 0
+    subprocess.run(
+        ["make", "-s", "try-action", f"REPO={tmp_path / 'nothing'}", f"BRANCH={branch}"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert not pwned.exists()
