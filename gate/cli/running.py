@@ -212,7 +212,7 @@ def _warn_baseline_on_a_branch(config: Path, path: Path) -> None:
             f"casegate: warning: on branch '{found.branch}', {path.name} is {found.default}'s "
             "to write: its pull request's check reads the base's copy and blocks on an edited "
             "one until a maintainer accepts the ruler change. Commit recordings/ without it "
-            f"(git restore {shlex.quote(os.path.relpath(path))}); casegate-baseline.yml "
+            f"(git restore -- {shlex.quote(os.path.relpath(path))}); casegate-baseline.yml "
             "refreshes it after the merge. `casegate record --for-baseline` records as many "
             "samples and writes no baseline",
             file=sys.stderr,

@@ -174,7 +174,7 @@ def test_a_baseline_written_on_a_branch_says_its_pull_request_would_block(
     assert main(["baseline", "--mode", "live", "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "casegate: warning: on branch 'feature', demo.json is main's to write" in err
-    assert "git restore baselines/demo.json" in err and "record --for-baseline" in err
+    assert "git restore -- baselines/demo.json" in err and "record --for-baseline" in err
     git("checkout", "-q", "main", cwd=repo.root)
     assert main(["baseline", "--mode", "live", "--quiet"]) == 0
     assert "to write" not in capsys.readouterr().err  # the default branch writes its own
@@ -255,13 +255,21 @@ def test_an_unchanged_system_says_nothing_of_its_code(
 
 @pytest.mark.parametrize("planted", ["link to a device", "pipe", "link out", "too large"])
 def test_what_a_pull_request_puts_at_the_systems_path_is_never_read_through(
-    recorded_repo: Project, capsys: pytest.CaptureFixture[str], planted: str
+    recorded_repo: Project,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+    planted: str,
 ) -> None:
     # The code comparison reads the pull request's file: a link, a pipe or a huge file there
     # must neither hang the check nor be read; it is named as changed.
     module = recorded_repo.root / f"{recorded_repo.module}.py"
     code = module.read_text()
+    # The fixture's in-process record imported it: a module whose file becomes a link to
+    # /dev/zero or a pipe must leave this process, or whatever reads loaded modules' source
+    # later (Hypothesis collects constants from it) reads forever.
+    sys.modules.pop(recorded_repo.module, None)
     module.unlink()
+    request.addfinalizer(module.unlink)
     if planted == "link to a device":
         module.symlink_to("/dev/zero")
     elif planted == "pipe":
