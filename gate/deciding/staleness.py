@@ -32,6 +32,8 @@ NOT_MEASURED = frozenset(
 )
 REFRESH = "refresh it with `casegate baseline` (the Action's `command: baseline`)"
 SHOWN_DIFFERENCES = 5
+#: how a pull request's check names the config its baseline is held to
+BASE_CONFIG = "the base commit's config"
 
 
 def baseline_warnings(
@@ -61,10 +63,17 @@ def baseline_warnings(
             shown = ", ".join(moved[:SHOWN_DIFFERENCES])
             more = len(moved) - SHOWN_DIFFERENCES
             shown += f" and {more} more" if more > 0 else ""
+            # Against the base commit the staleness is the base branch's, not this change's:
+            # its baseline missed the refresh after an earlier merge.
+            when = (
+                "the base branch's baseline missed its refresh after an earlier merge there; "
+                "on that branch, "
+                if against == BASE_CONFIG
+                else "it was not refreshed after the config changed; once the change is merged, "
+            )
             warnings.append(
                 f"the baseline was written with another config than {against} ({shown}): "
-                f"it was not refreshed after the config changed; once the change is merged, "
-                f"{REFRESH}"
+                f"{when}{REFRESH}"
             )
     limit = (
         reference.config.baseline_max_age_days

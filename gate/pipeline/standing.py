@@ -10,7 +10,7 @@ from pathlib import Path
 from gate.checks import RUN_JUDGED
 from gate.deciding.ruler import Ruling
 from gate.deciding.rules import Verdict
-from gate.deciding.staleness import baseline_warnings, overridden_keys
+from gate.deciding.staleness import BASE_CONFIG, baseline_warnings, overridden_keys
 from gate.judging.calibration import judge_lines, read_calibration
 from gate.results import RunResults
 from gate.suite.config import LoadedConfig
@@ -49,6 +49,6 @@ def stale_baseline(baseline: RunResults, loaded: LoadedConfig, ruling: Ruling | 
     nor is what `--set` changed on purpose.
     """
     if ruling is not None and ruling.base_config is not None:
-        return baseline_warnings(baseline, ruling.base_config, against="the base commit's config")
+        return baseline_warnings(baseline, ruling.base_config, against=BASE_CONFIG)
     ignore = ["system", *overridden_keys(loaded.overrides)]
     return baseline_warnings(baseline, loaded, ignore=ignore)

@@ -14,7 +14,7 @@ import yaml
 from gate.cli import main
 from gate.deciding.compare import compare
 from gate.deciding.rules import decide
-from gate.deciding.staleness import baseline_warnings, config_differences
+from gate.deciding.staleness import BASE_CONFIG, baseline_warnings, config_differences
 from gate.errors import ResultsError
 from gate.reporting import report
 from gate.results import SCHEMA, read_results
@@ -97,6 +97,21 @@ def test_without_a_config_the_default_age_applies_and_a_bad_date_is_said() -> No
     assert baseline_warnings(baseline, None, now=NOW) == [
         "the baseline's created_at last tuesday is not a date, so its age is unknown: refresh "
         "it with `casegate baseline` (the Action's `command: baseline`)"
+    ]
+
+
+def test_against_the_base_commit_the_staleness_is_the_base_branchs(suite: Project) -> None:
+    # A pull request did not make its base's baseline stale: an earlier merge there did.
+    edit_config(suite, system={"model": "bigger"})
+    baseline = read_results(baseline_of(suite))
+    found = baseline_warnings(
+        baseline, load_config(suite.config_path), against=BASE_CONFIG, now=NOW
+    )
+    assert found == [
+        "the baseline was written with another config than the base commit's config "
+        '(system.model unset → "bigger"): the base branch\'s baseline missed its refresh after '
+        "an earlier merge there; on that branch, refresh it with `casegate baseline` (the "
+        "Action's `command: baseline`)"
     ]
 
 
