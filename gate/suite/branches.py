@@ -49,7 +49,7 @@ def _found_default(target: Path) -> tuple[str, str, str | None]:
     if len(local) == 1:
         other = "master" if local[0] == "main" else "main"
         return local[0], f"the repository has {local[0]} and no {other}", local[0]
-    return DEFAULT_BRANCH, "no default branch found", None
+    return DEFAULT_BRANCH, "no default branch found, so the usual main", None
 
 
 def default_branch(target: Path) -> tuple[str, str]:

@@ -615,7 +615,7 @@ def _refreshed_on(root: Path) -> list[str]:
     [
         (["master"], None, "master", "the repository has master and no main"),
         (["main"], None, "main", "the repository has main and no master"),
-        (["main", "master"], None, "main", "no default branch found"),
+        (["main", "master"], None, "main", "no default branch found, so the usual main"),
         (["trunk"], "trunk", "trunk", "the remote's default branch"),
     ],
 )
