@@ -121,11 +121,11 @@ def unjudged_branch(target: Path) -> str | None:
     so a baseline it re-recorded hides what it broke. The check says so, and how to judge
     as the pull request will be."""
     branch = _git(target, "symbolic-ref", "--quiet", "--short", "HEAD")
-    name, how, ref = _found_default(target)
+    name, _how, ref = _found_default(target)
     if len(branch) != 1 or ref is not None or branch[0] == name:
         return None
     return (
-        f"casegate: warning: on branch '{branch[0]}' no default branch was found ({how}: "
+        f"casegate: warning: on branch '{branch[0]}' no default branch was found ("
         "neither refs/remotes/origin/HEAD nor exactly one of main and master), so the working "
         "copy's gate rule, cases and baseline are the ruler; a baseline this branch recorded "
         "again would hide what it broke. Give --base REF (the branch its pull request goes "
